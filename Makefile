@@ -1,0 +1,55 @@
+# Two commands: `make train` and `make test`. Both install libtorch 2.13.0 on first use (into
+# a per-user cache, never the repo), then build and run. `make CUDA=1 ...` uses the full CUDA
+# wheel and links libtorch_cuda for GPU machines.
+
+SHELL := /bin/bash
+TORCH_VERSION := 2.13.0
+CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mocc
+CUDA ?= 0
+CARGO ?= cargo
+
+ifeq ($(CUDA),1)
+LIBTORCH_DIR := $(CACHE_DIR)/libtorch-$(TORCH_VERSION)-cuda
+LIBTORCH_MODE := cuda
+FEATURES := --features cuda
+else
+LIBTORCH_DIR := $(CACHE_DIR)/libtorch-$(TORCH_VERSION)
+LIBTORCH_MODE := cpu
+FEATURES :=
+endif
+
+export LIBTORCH := $(LIBTORCH_DIR)/torch
+
+# Benchmark workload (Aurora's default scenario, 50 envs x 400 MIs, constant action 0).
+BENCH_SCENARIO ?= configs/aurora-env.yaml
+BENCH_STEPS ?= 200000
+
+.PHONY: all libtorch build train test bench fmt clippy
+
+all: build
+
+libtorch: $(LIBTORCH_DIR)/.installed
+
+$(LIBTORCH_DIR)/.installed:
+	scripts/install-libtorch.sh "$(LIBTORCH_DIR)" $(LIBTORCH_MODE)
+
+build: libtorch
+	$(CARGO) build --release $(FEATURES)
+
+# Until the trainer lands, `make train` runs the gym benchmark.
+train: build
+	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 1 --steps $(BENCH_STEPS)
+	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 2 --steps $(BENCH_STEPS)
+
+# Every test of the workspace, optimized (the simulator runs in release mode).
+test: libtorch
+	$(CARGO) test --release --workspace $(FEATURES)
+
+bench: libtorch
+	$(CARGO) bench -p mocc-gym --bench sim
+
+fmt:
+	$(CARGO) fmt --all
+
+clippy: libtorch
+	$(CARGO) clippy --release --workspace --all-targets $(FEATURES)

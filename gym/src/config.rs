@@ -1,0 +1,591 @@
+//! Scenario files: every link parameter, sender, schedule, trace, MI rule, episode length,
+//! observation and reward of an environment, as YAML.
+//!
+//! Parsing is strict (`deny_unknown_fields`), and [`ScenarioConfig::validate`] checks every value,
+//! returning an error that names the field. The defaults reproduce Aurora's environment
+//! (PCC-RL `network_sim.py`); `configs/aurora-env.yaml` spells them out.
+
+use crate::error::ScenarioError;
+use crate::reward::RewardKind;
+use mocc_policy::{BaselineMode, FeatureSet, RateRule};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A scalar parameter: a fixed value or a uniform range sampled per episode.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Range {
+    /// The same value every episode.
+    Fixed(f64),
+    /// `U(min, max)` per episode.
+    Uniform(UniformRange),
+}
+
+/// Bounds of a uniform range.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UniformRange {
+    /// Lower bound.
+    pub min: f64,
+    /// Upper bound (>= min).
+    pub max: f64,
+}
+
+impl Range {
+    /// `U(min, max)`.
+    pub const fn uniform(min: f64, max: f64) -> Self {
+        Range::Uniform(UniformRange { min, max })
+    }
+
+    /// Smallest value the range can produce.
+    pub fn min(&self) -> f64 {
+        match self {
+            Range::Fixed(v) => *v,
+            Range::Uniform(u) => u.min,
+        }
+    }
+
+    /// Largest value the range can produce.
+    pub fn max(&self) -> f64 {
+        match self {
+            Range::Fixed(v) => *v,
+            Range::Uniform(u) => u.max,
+        }
+    }
+
+    /// Checks the range lies in `[lo, hi]` (with `lo_open`: strictly above `lo`) and min <= max.
+    fn check(&self, field: &str, lo: f64, lo_open: bool, hi: f64) -> Result<(), ScenarioError> {
+        let bound = |which: &str, v: f64| -> Result<(), ScenarioError> {
+            let name = match self {
+                Range::Fixed(_) => field.to_string(),
+                Range::Uniform(_) => format!("{field}.{which}"),
+            };
+            let below = if lo_open { v <= lo } else { v < lo };
+            if !v.is_finite() || below || v > hi {
+                let interval = if lo_open { "(" } else { "[" };
+                return Err(ScenarioError::invalid(
+                    name,
+                    format!("must lie in {interval}{lo}, {hi}] (got {v})"),
+                ));
+            }
+            Ok(())
+        };
+        bound("min", self.min())?;
+        bound("max", self.max())?;
+        if self.min() > self.max() {
+            return Err(ScenarioError::invalid(
+                format!("{field}.min"),
+                format!("min {} is greater than max {}", self.min(), self.max()),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Queue capacity in packets.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum QueueRange {
+    /// The same capacity every episode.
+    Fixed(f64),
+    /// `floor(U(min, max))` packets.
+    Uniform(UniformRange),
+    /// Aurora: `1 + floor(exp(U(exp_min, exp_max)))` packets.
+    AuroraExp(AuroraExpRange),
+}
+
+/// Exponent bounds of Aurora's queue sampling.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuroraExpRange {
+    /// Lower bound of the exponent.
+    pub exp_min: f64,
+    /// Upper bound of the exponent (>= exp_min).
+    pub exp_max: f64,
+}
+
+/// One step of a piecewise-constant link schedule: from `time_s` on, the given values hold.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleEntry {
+    /// Start of this step, seconds since the episode began.
+    pub time_s: f64,
+    /// Bandwidth (packets/s) from `time_s` on; unchanged when absent.
+    #[serde(default)]
+    pub bandwidth_pps: Option<f64>,
+    /// One-way propagation delay (s) from `time_s` on; unchanged when absent.
+    #[serde(default)]
+    pub delay_s: Option<f64>,
+    /// Random loss probability from `time_s` on; unchanged when absent.
+    #[serde(default)]
+    pub loss: Option<f64>,
+}
+
+/// A window during which the link is down: every packet entering it is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutageConfig {
+    /// First start of the outage (s).
+    pub start_s: f64,
+    /// Length of each outage (s, > 0).
+    pub duration_s: f64,
+    /// Repeat every `period_s` seconds (> duration_s); once when absent.
+    #[serde(default)]
+    pub period_s: Option<f64>,
+}
+
+/// The bottleneck link and its return path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Bottleneck bandwidth, packets/s (Aurora: U(100, 500)). Ignored for service when `trace`
+    /// is given (the trace's mean rate is the capacity then).
+    #[serde(default = "default_bandwidth")]
+    pub bandwidth_pps: Range,
+    /// One-way propagation delay of each direction, seconds (Aurora: U(0.05, 0.5)).
+    #[serde(default = "default_delay")]
+    pub delay_s: Range,
+    /// Queue capacity, packets (Aurora: 1 + floor(exp(U(0, 8)))).
+    #[serde(default = "default_queue")]
+    pub queue_pkts: QueueRange,
+    /// Random loss probability on the forward link (Aurora: U(0, 0.05)).
+    #[serde(default = "default_loss")]
+    pub loss: Range,
+    /// Multiplicative latency noise: each hop's latency is scaled by U(1, 1 + latency_noise).
+    /// 0 (the default, as in Aurora's published runs) turns it off.
+    #[serde(default)]
+    pub latency_noise: f64,
+    /// Piecewise-constant changes of bandwidth, delay and loss (absolute values).
+    #[serde(default)]
+    pub schedule: Vec<ScheduleEntry>,
+    /// Repeat the schedule with this period (s); it holds its last values when absent.
+    #[serde(default)]
+    pub schedule_period_s: Option<f64>,
+    /// Link-down windows.
+    #[serde(default)]
+    pub outages: Vec<OutageConfig>,
+    /// Mahimahi packet-delivery trace used as the service process (relative paths are relative
+    /// to the scenario file).
+    #[serde(default)]
+    pub trace: Option<PathBuf>,
+}
+
+fn default_bandwidth() -> Range {
+    Range::uniform(100.0, 500.0)
+}
+fn default_delay() -> Range {
+    Range::uniform(0.05, 0.5)
+}
+fn default_queue() -> QueueRange {
+    QueueRange::AuroraExp(AuroraExpRange {
+        exp_min: 0.0,
+        exp_max: 8.0,
+    })
+}
+fn default_loss() -> Range {
+    Range::uniform(0.0, 0.05)
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        Self {
+            bandwidth_pps: default_bandwidth(),
+            delay_s: default_delay(),
+            queue_pkts: default_queue(),
+            loss: default_loss(),
+            latency_noise: 0.0,
+            schedule: Vec::new(),
+            schedule_period_s: None,
+            outages: Vec::new(),
+            trace: None,
+        }
+    }
+}
+
+/// Who sets a sender's rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ControllerConfig {
+    /// The learning agent: its rate changes by the action rule once per MI. Exactly one sender
+    /// of a scenario is the agent.
+    Agent,
+    /// Paces at its start rate forever (cross traffic).
+    Constant,
+    /// Sends at its start rate for `on_s`, stays silent for `off_s`, and repeats.
+    OnOff {
+        /// Length of each sending period (s, > 0).
+        on_s: f64,
+        /// Length of each silent period (s, > 0).
+        off_s: f64,
+    },
+}
+
+/// A sender's rate at the start of an episode.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum StartRate {
+    /// A multiple of the episode's bottleneck capacity (Aurora: U(0.3, 1.5)).
+    BandwidthFactor(Range),
+    /// Packets per second.
+    Pps(Range),
+}
+
+/// One sender on the bottleneck.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SenderConfig {
+    /// Who sets the rate.
+    #[serde(default = "default_controller")]
+    pub controller: ControllerConfig,
+    /// Rate at the start of the episode.
+    #[serde(default = "default_start_rate")]
+    pub start_rate: StartRate,
+    /// Time of the sender's start (s); it first sends one packet interval later.
+    #[serde(default)]
+    pub start_time_s: f64,
+}
+
+fn default_controller() -> ControllerConfig {
+    ControllerConfig::Agent
+}
+fn default_start_rate() -> StartRate {
+    StartRate::BandwidthFactor(Range::uniform(0.3, 1.5))
+}
+fn default_senders() -> Vec<SenderConfig> {
+    vec![SenderConfig {
+        controller: default_controller(),
+        start_rate: default_start_rate(),
+        start_time_s: 0.0,
+    }]
+}
+
+/// Monitor-interval sizing: the first MIs last `initial_delay_factor` one-way delays, later ones
+/// `rtt_factor` times the previous MI's mean RTT (kept when it had no sample).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorIntervalConfig {
+    /// First MI length in one-way propagation delays (Aurora: 3).
+    #[serde(default = "default_initial_delay_factor")]
+    pub initial_delay_factor: f64,
+    /// Later MI length in mean RTTs of the previous MI (Aurora: 0.5).
+    #[serde(default = "default_rtt_factor")]
+    pub rtt_factor: f64,
+}
+
+fn default_initial_delay_factor() -> f64 {
+    3.0
+}
+fn default_rtt_factor() -> f64 {
+    0.5
+}
+
+impl Default for MonitorIntervalConfig {
+    fn default() -> Self {
+        Self {
+            initial_delay_factor: default_initial_delay_factor(),
+            rtt_factor: default_rtt_factor(),
+        }
+    }
+}
+
+/// What the agent observes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObservationConfig {
+    /// Aurora metric names, per MI (default: sent latency inflation, latency ratio, send ratio).
+    #[serde(default = "FeatureSet::aurora")]
+    pub features: FeatureSet,
+    /// Number of MIs in the observation, oldest first (eta; Aurora: 10).
+    #[serde(default = "default_history_len")]
+    pub history_len: usize,
+    /// Baseline of `latency ratio`: `connection_min` (Aurora) or `{windowed_min: {seconds: S}}`.
+    #[serde(default)]
+    pub latency_baseline: BaselineMode,
+}
+
+fn default_history_len() -> usize {
+    10
+}
+
+impl Default for ObservationConfig {
+    fn default() -> Self {
+        Self {
+            features: FeatureSet::aurora(),
+            history_len: default_history_len(),
+            latency_baseline: BaselineMode::ConnectionMin,
+        }
+    }
+}
+
+/// A whole environment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioConfig {
+    /// The bottleneck link.
+    #[serde(default)]
+    pub link: LinkConfig,
+    /// The senders sharing it; exactly one has `controller: agent`.
+    #[serde(default = "default_senders")]
+    pub senders: Vec<SenderConfig>,
+    /// MI sizing.
+    #[serde(default)]
+    pub monitor_interval: MonitorIntervalConfig,
+    /// MIs run by `reset` before the first observation (Aurora: 2; not recorded in the history).
+    #[serde(default = "default_warmup")]
+    pub warmup_mis: u32,
+    /// Steps per episode; reaching it is a truncation (Aurora: 400).
+    #[serde(default = "default_episode_mis")]
+    pub episode_mis: u32,
+    /// Observation features, history and latency baseline.
+    #[serde(default)]
+    pub observation: ObservationConfig,
+    /// Reward of each MI: `aurora` or `mocc`.
+    #[serde(default)]
+    pub reward: RewardKind,
+    /// The action rule and rate limits.
+    #[serde(default)]
+    pub action: RateRule,
+    /// Objective weights (throughput, latency, loss) of the `mocc` reward until the trainer sets
+    /// its own; positive, summing to 1.
+    #[serde(default = "default_objective")]
+    pub objective: [f64; 3],
+}
+
+fn default_warmup() -> u32 {
+    2
+}
+fn default_episode_mis() -> u32 {
+    400
+}
+fn default_objective() -> [f64; 3] {
+    [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]
+}
+
+impl Default for ScenarioConfig {
+    fn default() -> Self {
+        Self {
+            link: LinkConfig::default(),
+            senders: default_senders(),
+            monitor_interval: MonitorIntervalConfig::default(),
+            warmup_mis: default_warmup(),
+            episode_mis: default_episode_mis(),
+            observation: ObservationConfig::default(),
+            reward: RewardKind::default(),
+            action: RateRule::default(),
+            objective: default_objective(),
+        }
+    }
+}
+
+/// Checks an objective vector: three positive finite weights summing to 1 within 1e-6.
+pub fn validate_objective(field: &str, w: &[f64; 3]) -> Result<(), ScenarioError> {
+    if w.iter().any(|x| !x.is_finite() || *x <= 0.0) {
+        return Err(ScenarioError::invalid(
+            field,
+            format!("weights must be positive (got {w:?})"),
+        ));
+    }
+    let sum: f64 = w.iter().sum();
+    if (sum - 1.0).abs() > 1e-6 {
+        return Err(ScenarioError::invalid(
+            field,
+            format!("weights must sum to 1 (got {w:?}, sum {sum})"),
+        ));
+    }
+    Ok(())
+}
+
+fn positive(field: &str, v: f64) -> Result<(), ScenarioError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(ScenarioError::invalid(
+            field,
+            format!("must be > 0 (got {v})"),
+        ))
+    }
+}
+
+fn non_negative(field: &str, v: f64) -> Result<(), ScenarioError> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(ScenarioError::invalid(
+            field,
+            format!("must be >= 0 (got {v})"),
+        ))
+    }
+}
+
+fn probability(field: &str, v: f64) -> Result<(), ScenarioError> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(ScenarioError::invalid(
+            field,
+            format!("must lie in [0, 1] (got {v})"),
+        ))
+    }
+}
+
+impl LinkConfig {
+    fn validate(&self) -> Result<(), ScenarioError> {
+        self.bandwidth_pps
+            .check("link.bandwidth_pps", 0.0, true, f64::MAX)?;
+        self.delay_s.check("link.delay_s", 0.0, true, f64::MAX)?;
+        self.loss.check("link.loss", 0.0, false, 1.0)?;
+        match self.queue_pkts {
+            QueueRange::Fixed(q) => {
+                if !(q.is_finite() && q >= 1.0) {
+                    return Err(ScenarioError::invalid(
+                        "link.queue_pkts",
+                        format!("must be >= 1 packet (got {q})"),
+                    ));
+                }
+            }
+            QueueRange::Uniform(u) => {
+                Range::Uniform(u).check("link.queue_pkts", 1.0, false, f64::MAX)?
+            }
+            QueueRange::AuroraExp(e) => {
+                Range::uniform(e.exp_min, e.exp_max).check(
+                    "link.queue_pkts.exp",
+                    0.0,
+                    false,
+                    40.0,
+                )?;
+            }
+        }
+        non_negative("link.latency_noise", self.latency_noise)?;
+        let mut last = f64::NEG_INFINITY;
+        for (i, e) in self.schedule.iter().enumerate() {
+            let f = |name: &str| format!("link.schedule[{i}].{name}");
+            non_negative(&f("time_s"), e.time_s)?;
+            if e.time_s <= last {
+                return Err(ScenarioError::invalid(
+                    f("time_s"),
+                    format!("times must increase (got {} after {last})", e.time_s),
+                ));
+            }
+            last = e.time_s;
+            if let Some(bw) = e.bandwidth_pps {
+                positive(&f("bandwidth_pps"), bw)?;
+            }
+            if let Some(d) = e.delay_s {
+                positive(&f("delay_s"), d)?;
+            }
+            if let Some(l) = e.loss {
+                probability(&f("loss"), l)?;
+            }
+        }
+        if let Some(p) = self.schedule_period_s {
+            positive("link.schedule_period_s", p)?;
+            if self.schedule.last().is_some_and(|e| e.time_s >= p) {
+                return Err(ScenarioError::invalid(
+                    "link.schedule_period_s",
+                    format!("must exceed the last schedule time (got {p})"),
+                ));
+            }
+        }
+        for (i, o) in self.outages.iter().enumerate() {
+            let f = |name: &str| format!("link.outages[{i}].{name}");
+            non_negative(&f("start_s"), o.start_s)?;
+            positive(&f("duration_s"), o.duration_s)?;
+            if let Some(p) = o.period_s {
+                if !(p.is_finite() && p > o.duration_s) {
+                    return Err(ScenarioError::invalid(
+                        f("period_s"),
+                        format!("must exceed duration_s {} (got {p})", o.duration_s),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ScenarioConfig {
+    /// Checks every value; the error names the offending field.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.link.validate()?;
+        if self.senders.is_empty() {
+            return Err(ScenarioError::invalid(
+                "senders",
+                "at least one sender is required",
+            ));
+        }
+        let agents = self
+            .senders
+            .iter()
+            .filter(|s| s.controller == ControllerConfig::Agent)
+            .count();
+        if agents != 1 {
+            return Err(ScenarioError::invalid(
+                "senders",
+                format!("exactly one sender must have `controller: agent` (found {agents})"),
+            ));
+        }
+        for (i, s) in self.senders.iter().enumerate() {
+            let f = |name: &str| format!("senders[{i}].{name}");
+            non_negative(&f("start_time_s"), s.start_time_s)?;
+            match s.start_rate {
+                StartRate::BandwidthFactor(r) => {
+                    r.check(&f("start_rate.bandwidth_factor"), 0.0, true, 1e6)?
+                }
+                StartRate::Pps(r) => r.check(&f("start_rate.pps"), 0.0, true, 1e9)?,
+            }
+            if let ControllerConfig::OnOff { on_s, off_s } = s.controller {
+                positive(&f("controller.on_off.on_s"), on_s)?;
+                positive(&f("controller.on_off.off_s"), off_s)?;
+            }
+        }
+        positive(
+            "monitor_interval.initial_delay_factor",
+            self.monitor_interval.initial_delay_factor,
+        )?;
+        positive(
+            "monitor_interval.rtt_factor",
+            self.monitor_interval.rtt_factor,
+        )?;
+        if self.episode_mis == 0 {
+            return Err(ScenarioError::invalid(
+                "episode_mis",
+                "must be >= 1 (got 0)",
+            ));
+        }
+        if self.observation.history_len == 0 {
+            return Err(ScenarioError::invalid(
+                "observation.history_len",
+                "must be >= 1 (got 0)",
+            ));
+        }
+        if let BaselineMode::WindowedMin { seconds } = self.observation.latency_baseline {
+            positive("observation.latency_baseline.windowed_min.seconds", seconds)?;
+        }
+        self.action
+            .validate()
+            .map_err(|e| ScenarioError::invalid("action", e.to_string()))?;
+        validate_objective("objective", &self.objective)
+    }
+
+    /// Index of the agent sender (validated scenarios have exactly one).
+    pub fn agent_index(&self) -> usize {
+        self.senders
+            .iter()
+            .position(|s| s.controller == ControllerConfig::Agent)
+            .unwrap_or(0)
+    }
+
+    /// A fixed single-bottleneck Aurora scenario (`--network bw_pps=..,delay_s=..,..`).
+    pub fn fixed_link(bandwidth_pps: f64, delay_s: f64, queue_pkts: f64, loss: f64) -> Self {
+        Self {
+            link: LinkConfig {
+                bandwidth_pps: Range::Fixed(bandwidth_pps),
+                delay_s: Range::Fixed(delay_s),
+                queue_pkts: QueueRange::Fixed(queue_pkts),
+                loss: Range::Fixed(loss),
+                ..LinkConfig::default()
+            },
+            ..Self::default()
+        }
+    }
+}

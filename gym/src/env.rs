@@ -1,0 +1,275 @@
+//! One environment: a network episode seen by the agent sender, one MI per step.
+
+use crate::config::ControllerConfig;
+use crate::link::LinkParams;
+use crate::reward::{MiOutcome, RewardKind};
+use crate::scenario::Scenario;
+use crate::sim::{Network, Sender, SimCounters};
+use mocc_policy::{MonitorInterval, ObservationBuilder};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// What the agent does for the next MI.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    /// Aurora's action: the rate changes by the scenario's rate rule.
+    Delta(f64),
+    /// Pace at exactly this rate (packets/s), bypassing the rule and its clamps.
+    Rate(f64),
+}
+
+/// Per-step statistics of the agent sender (Aurora's per-MI values).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct StepInfo {
+    /// Time at the end of the MI (s).
+    pub time_s: f64,
+    /// MI length (s).
+    pub duration_s: f64,
+    /// Sending rate over the MI (packets/s).
+    pub send_pps: f64,
+    /// Delivered packets per second.
+    pub throughput_pps: f64,
+    /// Mean RTT (s), 0 without samples.
+    pub mean_rtt_s: f64,
+    /// Loss ratio.
+    pub loss: f64,
+    /// Throughput / capacity.
+    pub utilization: f64,
+    /// Bottleneck capacity over the MI (packets/s).
+    pub capacity_pps: f64,
+    /// Propagation RTT (s).
+    pub base_rtt_s: f64,
+    /// Pacing rate the sender used during the MI (packets/s).
+    pub rate_pps: f64,
+    /// The MI's reward.
+    pub reward: f64,
+}
+
+/// Result of one step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// Reward of the MI.
+    pub reward: f64,
+    /// The episode ended by the environment's dynamics (never, in these networks).
+    pub terminated: bool,
+    /// The episode hit its MI limit.
+    pub truncated: bool,
+    /// Statistics of the MI.
+    pub info: StepInfo,
+}
+
+/// The RNG of env `index` under `seed`: one ChaCha8 key per seed, one stream per env.
+pub fn env_rng(seed: u64, index: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(index);
+    rng
+}
+
+/// A single environment (Gymnasium-style, without auto-reset).
+#[derive(Debug, Clone)]
+pub struct Env {
+    scenario: Arc<Scenario>,
+    index: u64,
+    rng: ChaCha8Rng,
+    net: Network,
+    obs: ObservationBuilder,
+    agent: usize,
+    mi_dur_s: f64,
+    background_mi_dur_s: Vec<f64>,
+    last_mis: Vec<MonitorInterval>,
+    steps: u32,
+    objective: [f64; 3],
+    episode: LinkParams,
+}
+
+impl Env {
+    /// Env number `index` of a batch seeded with `seed`, already reset.
+    pub fn new(scenario: Arc<Scenario>, seed: u64, index: u64) -> Self {
+        let n = scenario.config().senders.len();
+        let link = scenario.build_link(LinkParams {
+            bandwidth_pps: 1.0,
+            delay_s: 1.0,
+            queue_pkts: 1.0,
+            loss: 0.0,
+        });
+        let senders = (0..n)
+            .map(|_| Sender::new(1.0, crate::sim::Pacing::Continuous, 0.0))
+            .collect();
+        let mut env = Self {
+            obs: scenario.observation_builder(),
+            agent: scenario.config().agent_index(),
+            objective: scenario.config().objective,
+            scenario,
+            index,
+            rng: env_rng(seed, index),
+            net: Network::new(link, senders),
+            mi_dur_s: 1.0,
+            background_mi_dur_s: vec![0.0; n],
+            last_mis: vec![MonitorInterval::default(); n],
+            steps: 0,
+            episode: LinkParams::default(),
+        };
+        env.reset(None);
+        env
+    }
+
+    /// The scenario.
+    pub fn scenario(&self) -> &Arc<Scenario> {
+        &self.scenario
+    }
+
+    /// Observation length.
+    pub fn obs_len(&self) -> usize {
+        self.obs.obs_len()
+    }
+
+    /// The current observation (history of feature rows, oldest first).
+    pub fn observation(&self) -> &[f32] {
+        self.obs.observation()
+    }
+
+    /// The objective `w` the `mocc` reward uses.
+    pub fn objective(&self) -> [f64; 3] {
+        self.objective
+    }
+
+    /// Sets the objective (the trainer's choice; validated by callers).
+    pub fn set_objective(&mut self, w: [f64; 3]) {
+        self.objective = w;
+    }
+
+    /// This episode's link parameters at time 0.
+    pub fn episode_params(&self) -> LinkParams {
+        self.episode
+    }
+
+    /// Steps taken in this episode.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    /// The network (read-only).
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+
+    /// Simulation work done so far.
+    pub fn counters(&self) -> SimCounters {
+        self.net.counters()
+    }
+
+    /// The last completed MI of sender `i` (the agent's is the last step's).
+    pub fn last_mi(&self, i: usize) -> &MonitorInterval {
+        &self.last_mis[i]
+    }
+
+    /// Starts a new episode: draws a network, runs the warm-up MIs (not recorded in the
+    /// history, as in Aurora) and leaves the observation of empty MIs. `Some(seed)` reseeds this
+    /// env's RNG with (seed, index).
+    pub fn reset(&mut self, seed: Option<u64>) {
+        if let Some(seed) = seed {
+            self.rng = env_rng(seed, self.index);
+        }
+        let scenario = self.scenario.clone();
+        let cfg = scenario.config();
+        let params = scenario.sample_link(&mut self.rng);
+        self.episode = params;
+        let link = scenario.build_link(params);
+        let delay0 = link.params_at(0.0).delay_s;
+        self.net.reset_link(link);
+        let initial_mi = cfg.monitor_interval.initial_delay_factor * delay0;
+        for (i, sc) in cfg.senders.iter().enumerate() {
+            let rate = scenario.sample_start_rate(sc, &params, &mut self.rng);
+            self.net.senders_mut()[i].reset(rate, Scenario::pacing(sc), sc.start_time_s);
+            self.background_mi_dur_s[i] = initial_mi;
+            if sc.controller != ControllerConfig::Agent {
+                self.net.set_mi_end(i, sc.start_time_s + initial_mi);
+            }
+            self.last_mis[i] = MonitorInterval::default();
+        }
+        self.mi_dur_s = initial_mi;
+        self.obs.reset();
+        self.steps = 0;
+        for _ in 0..cfg.warmup_mis {
+            self.run_mi();
+        }
+    }
+
+    /// Runs the agent's MI and closes it.
+    fn run_mi(&mut self) -> MonitorInterval {
+        let end = self.net.now_s() + self.mi_dur_s;
+        let rtt_factor = self.scenario.config().monitor_interval.rtt_factor;
+        let durations = &mut self.background_mi_dur_s;
+        let last_mis = &mut self.last_mis;
+        self.net.run_until(end, &mut self.rng, |net, i| {
+            let now = net.now_s();
+            let mi = net.senders_mut()[i].close_mi(now);
+            if mi.rtt.mean_s > 0.0 {
+                durations[i] = rtt_factor * mi.rtt.mean_s;
+            }
+            last_mis[i] = mi;
+            net.set_mi_end(i, now + durations[i]);
+        });
+        let now = self.net.now_s();
+        let mi = self.net.senders_mut()[self.agent].close_mi(now);
+        self.last_mis[self.agent] = mi;
+        mi
+    }
+
+    /// Applies `action`, simulates one MI and records it.
+    pub fn step(&mut self, action: Action) -> Step {
+        let rule = self.scenario.rate_rule();
+        let sender = &mut self.net.senders_mut()[self.agent];
+        let rate = match action {
+            Action::Delta(a) => rule.apply(sender.rate_pps(), a),
+            Action::Rate(r) => r,
+        };
+        sender.set_rate_pps(rate);
+        let mi = self.run_mi();
+        self.obs.record(&mi);
+        let cfg = self.scenario.config();
+        let link = self.net.link();
+        let outcome = MiOutcome {
+            throughput_pps: mi.throughput_pps(),
+            mean_rtt_s: mi.avg_latency_s(),
+            loss: mi.loss_ratio(),
+            capacity_pps: link.capacity_pps(mi.send_start_s, mi.send_end_s),
+            base_rtt_s: 2.0 * link.params_at(mi.send_end_s).delay_s,
+        };
+        let reward = cfg.reward.reward(&outcome, &self.objective);
+        if outcome.mean_rtt_s > 0.0 {
+            self.mi_dur_s = cfg.monitor_interval.rtt_factor * outcome.mean_rtt_s;
+        }
+        self.steps += 1;
+        let info = StepInfo {
+            time_s: mi.send_end_s,
+            duration_s: mi.send_dur_s(),
+            send_pps: mi.send_rate_pps(),
+            throughput_pps: outcome.throughput_pps,
+            mean_rtt_s: outcome.mean_rtt_s,
+            loss: outcome.loss,
+            utilization: if outcome.capacity_pps > 0.0 {
+                outcome.throughput_pps / outcome.capacity_pps
+            } else {
+                0.0
+            },
+            capacity_pps: outcome.capacity_pps,
+            base_rtt_s: outcome.base_rtt_s,
+            rate_pps: rate,
+            reward,
+        };
+        Step {
+            reward,
+            terminated: false,
+            truncated: self.steps >= cfg.episode_mis,
+            info,
+        }
+    }
+
+    /// The reward kind in force.
+    pub fn reward_kind(&self) -> RewardKind {
+        self.scenario.config().reward
+    }
+}

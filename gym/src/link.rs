@@ -1,0 +1,481 @@
+//! The bottleneck link: random loss, a tail-drop queue drained at line rate (or served by a
+//! Mahimahi trace), propagation delay, time-varying schedules and outages.
+//!
+//! The default (fluid) service is Aurora's: a packet entering at time `t` first survives random
+//! loss with probability `1 - loss`, then is dropped if `queue_delay + 1/bw > queue/bw`, else
+//! adds `1/bw` to the queue delay, which drains at one second per second. The forward latency a
+//! packet sees is `delay + queue_delay`, read before its own `1/bw` is added.
+
+use crate::config::{OutageConfig, ScheduleEntry};
+use crate::trace::Trace;
+use rand::Rng;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// The link parameters in force at some time.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LinkParams {
+    /// Bandwidth, packets/s.
+    pub bandwidth_pps: f64,
+    /// One-way propagation delay, s.
+    pub delay_s: f64,
+    /// Queue capacity, packets.
+    pub queue_pkts: f64,
+    /// Random loss probability.
+    pub loss: f64,
+}
+
+/// What happened to a packet handed to the link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Admission {
+    /// Forward latency (propagation + queueing), s.
+    pub latency_s: f64,
+    /// Whether the packet was dropped (random loss, full queue or outage).
+    pub dropped: bool,
+}
+
+/// Piecewise-constant parameter steps within one cycle, already cumulative.
+#[derive(Debug, Clone, PartialEq)]
+struct Schedule {
+    /// (time within cycle, parameters from then on); the first step is at time 0.
+    steps: Vec<(f64, LinkParams)>,
+    period_s: Option<f64>,
+}
+
+impl Schedule {
+    fn new(base: LinkParams, entries: &[ScheduleEntry], period_s: Option<f64>) -> Self {
+        let mut steps = vec![(0.0, base)];
+        for e in entries {
+            let mut p = steps.last().map(|s| s.1).unwrap_or(base);
+            if let Some(bw) = e.bandwidth_pps {
+                p.bandwidth_pps = bw;
+            }
+            if let Some(d) = e.delay_s {
+                p.delay_s = d;
+            }
+            if let Some(l) = e.loss {
+                p.loss = l;
+            }
+            if e.time_s <= 0.0 {
+                steps[0].1 = p;
+            } else {
+                steps.push((e.time_s, p));
+            }
+        }
+        Self { steps, period_s }
+    }
+
+    /// Parameters in force at `t`.
+    fn at(&self, t: f64) -> LinkParams {
+        let u = match self.period_s {
+            Some(p) => t - (t / p).floor() * p,
+            None => t,
+        };
+        let i = self.steps.partition_point(|s| s.0 <= u);
+        self.steps[i.saturating_sub(1)].1
+    }
+
+    /// Time of the `idx`-th step of cycle `cycle`.
+    fn time_of(&self, cycle: u64, idx: usize) -> f64 {
+        cycle as f64 * self.period_s.unwrap_or(0.0) + self.steps[idx].0
+    }
+}
+
+/// Position of the next parameter change.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cursor {
+    cycle: u64,
+    idx: usize,
+    time_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Service {
+    /// Aurora's queue-delay model.
+    Fluid { queue_delay_s: f64, updated_s: f64 },
+    /// Delivery opportunities from a trace; `departures` are those of queued packets.
+    Trace {
+        trace: Arc<Trace>,
+        next_opportunity: u64,
+        departures: VecDeque<f64>,
+    },
+}
+
+/// The forward bottleneck and the return path of one network.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    params: LinkParams,
+    latency_noise: f64,
+    schedule: Option<Schedule>,
+    next_change: Option<Cursor>,
+    outages: Arc<[OutageConfig]>,
+    service: Service,
+}
+
+impl Link {
+    /// A link with constant parameters and Aurora's fluid queue.
+    pub fn fixed(params: LinkParams) -> Self {
+        Self {
+            params,
+            latency_noise: 0.0,
+            schedule: None,
+            next_change: None,
+            outages: Arc::from(Vec::new()),
+            service: Service::Fluid {
+                queue_delay_s: 0.0,
+                updated_s: 0.0,
+            },
+        }
+    }
+
+    /// Multiplicative latency noise: each hop's latency is scaled by U(1, 1 + noise).
+    pub fn with_latency_noise(mut self, noise: f64) -> Self {
+        self.latency_noise = noise;
+        self
+    }
+
+    /// Piecewise-constant changes on top of the base parameters.
+    pub fn with_schedule(mut self, entries: &[ScheduleEntry], period_s: Option<f64>) -> Self {
+        if entries.is_empty() {
+            return self;
+        }
+        let schedule = Schedule::new(self.params, entries, period_s);
+        self.params = schedule.steps[0].1;
+        self.next_change = Self::cursor_after(&schedule, 0, 0);
+        self.schedule = Some(schedule);
+        self
+    }
+
+    /// Link-down windows.
+    pub fn with_outages(mut self, outages: Arc<[OutageConfig]>) -> Self {
+        self.outages = outages;
+        self
+    }
+
+    /// Serve the queue at the opportunities of a trace instead of at `bandwidth_pps`.
+    pub fn with_trace(mut self, trace: Arc<Trace>) -> Self {
+        self.service = Service::Trace {
+            trace,
+            next_opportunity: 0,
+            departures: VecDeque::new(),
+        };
+        self
+    }
+
+    fn cursor_after(s: &Schedule, cycle: u64, idx: usize) -> Option<Cursor> {
+        let (cycle, idx) = if idx + 1 < s.steps.len() {
+            (cycle, idx + 1)
+        } else if s.period_s.is_some() {
+            (cycle + 1, 0)
+        } else {
+            return None;
+        };
+        Some(Cursor {
+            cycle,
+            idx,
+            time_s: s.time_of(cycle, idx),
+        })
+    }
+
+    /// Parameters in force now (after the last `enter`).
+    pub fn params(&self) -> LinkParams {
+        self.params
+    }
+
+    /// Parameters in force at time `t` (pure lookup).
+    pub fn params_at(&self, t: f64) -> LinkParams {
+        match &self.schedule {
+            Some(s) => s.at(t),
+            None => self.params,
+        }
+    }
+
+    /// Whether the link is down at `t`.
+    pub fn is_down(&self, t: f64) -> bool {
+        self.outages.iter().any(|o| outage_covers(o, t))
+    }
+
+    /// Mean service capacity over `[t0, t1]` (packets/s): the trace's mean rate, or the
+    /// time-averaged scheduled bandwidth; scaled by the fraction of the interval the link is up.
+    pub fn capacity_pps(&self, t0: f64, t1: f64) -> f64 {
+        let raw = match (&self.service, &self.schedule) {
+            (Service::Trace { trace, .. }, _) => trace.mean_rate_pps(),
+            (Service::Fluid { .. }, None) => self.params.bandwidth_pps,
+            (Service::Fluid { .. }, Some(s)) => mean_bandwidth(s, t0, t1),
+        };
+        if self.outages.is_empty() || t1 <= t0 {
+            return raw;
+        }
+        raw * (1.0 - self.down_time(t0, t1) / (t1 - t0))
+    }
+
+    fn down_time(&self, t0: f64, t1: f64) -> f64 {
+        let mut down = 0.0;
+        for o in self.outages.iter() {
+            let overlap = |s: f64| (t1.min(s + o.duration_s) - t0.max(s)).max(0.0);
+            match o.period_s {
+                None => down += overlap(o.start_s),
+                Some(p) => {
+                    let first = ((t0 - o.start_s - o.duration_s) / p).ceil().max(0.0) as u64;
+                    let mut k = first;
+                    while o.start_s + k as f64 * p < t1 {
+                        down += overlap(o.start_s + k as f64 * p);
+                        k += 1;
+                    }
+                }
+            }
+        }
+        down.min(t1 - t0)
+    }
+
+    /// Applies every scheduled change up to `t`, rescaling the fluid queue so the backlog in
+    /// packets is kept when the bandwidth changes.
+    fn sync(&mut self, t: f64) {
+        let Some(schedule) = &self.schedule else {
+            return;
+        };
+        while let Some(c) = self.next_change {
+            if c.time_s > t {
+                break;
+            }
+            let next = schedule.steps[c.idx].1;
+            if let Service::Fluid {
+                queue_delay_s,
+                updated_s,
+            } = &mut self.service
+            {
+                let drained = (*queue_delay_s - (c.time_s - *updated_s)).max(0.0);
+                *queue_delay_s = drained * self.params.bandwidth_pps / next.bandwidth_pps;
+                *updated_s = c.time_s;
+            }
+            self.params = next;
+            self.next_change = Self::cursor_after(schedule, c.cycle, c.idx);
+        }
+    }
+
+    /// Current queueing delay at `t` (s), without changing state.
+    pub fn queue_delay_s(&self, t: f64) -> f64 {
+        match &self.service {
+            Service::Fluid {
+                queue_delay_s,
+                updated_s,
+            } => (queue_delay_s - (t - updated_s)).max(0.0),
+            Service::Trace { departures, .. } => {
+                departures.back().map_or(0.0, |&d| (d - t).max(0.0))
+            }
+        }
+    }
+
+    /// Longest queueing delay the fluid queue admits (`queue / bandwidth`).
+    pub fn max_queue_delay_s(&self) -> f64 {
+        self.params.queue_pkts / self.params.bandwidth_pps
+    }
+
+    /// Hands a packet to the forward link at time `t`.
+    #[inline]
+    pub fn enter<R: Rng>(&mut self, t: f64, rng: &mut R) -> Admission {
+        self.sync(t);
+        let delay = self.params.delay_s;
+        let down = !self.outages.is_empty() && self.is_down(t);
+        match &mut self.service {
+            Service::Fluid {
+                queue_delay_s,
+                updated_s,
+            } => {
+                let current = (*queue_delay_s - (t - *updated_s)).max(0.0);
+                let mut latency_s = delay + current;
+                if self.latency_noise > 0.0 {
+                    latency_s *= rng.random_range(1.0..=1.0 + self.latency_noise);
+                }
+                let dropped = if down || rng.random::<f64>() < self.params.loss {
+                    true
+                } else {
+                    *queue_delay_s = current;
+                    *updated_s = t;
+                    let extra = 1.0 / self.params.bandwidth_pps;
+                    if extra + current > self.params.queue_pkts / self.params.bandwidth_pps {
+                        true
+                    } else {
+                        *queue_delay_s += extra;
+                        false
+                    }
+                };
+                Admission { latency_s, dropped }
+            }
+            Service::Trace {
+                trace,
+                next_opportunity,
+                departures,
+            } => {
+                while departures.front().is_some_and(|&d| d <= t) {
+                    departures.pop_front();
+                }
+                let waiting = departures.back().map_or(0.0, |&d| (d - t).max(0.0));
+                let lost = down || rng.random::<f64>() < self.params.loss;
+                let (wait, dropped) = if lost || departures.len() as f64 >= self.params.queue_pkts {
+                    (waiting, true)
+                } else {
+                    let k = (*next_opportunity).max(trace.first_at_or_after(t));
+                    let departure = trace.opportunity_s(k);
+                    *next_opportunity = k + 1;
+                    departures.push_back(departure);
+                    (departure - t, false)
+                };
+                let mut latency_s = delay + wait;
+                if self.latency_noise > 0.0 {
+                    latency_s *= rng.random_range(1.0..=1.0 + self.latency_noise);
+                }
+                Admission { latency_s, dropped }
+            }
+        }
+    }
+
+    /// Return-path latency of a packet reaching the receiver at `t`: propagation only.
+    #[inline]
+    pub fn return_latency<R: Rng>(&self, t: f64, rng: &mut R) -> f64 {
+        let delay = match &self.schedule {
+            Some(s) => s.at(t).delay_s,
+            None => self.params.delay_s,
+        };
+        if self.latency_noise > 0.0 {
+            delay * rng.random_range(1.0..=1.0 + self.latency_noise)
+        } else {
+            delay
+        }
+    }
+}
+
+fn outage_covers(o: &OutageConfig, t: f64) -> bool {
+    if t < o.start_s {
+        return false;
+    }
+    let since = t - o.start_s;
+    match o.period_s {
+        Some(p) => since - (since / p).floor() * p < o.duration_s,
+        None => since < o.duration_s,
+    }
+}
+
+fn mean_bandwidth(s: &Schedule, t0: f64, t1: f64) -> f64 {
+    if t1 <= t0 {
+        return s.at(t0).bandwidth_pps;
+    }
+    // Integrate the piecewise-constant bandwidth over [t0, t1].
+    let mut t = t0;
+    let mut area = 0.0;
+    while t < t1 {
+        let u_start = match s.period_s {
+            Some(p) => (t / p).floor() * p,
+            None => 0.0,
+        };
+        let u = t - u_start;
+        let i = s.steps.partition_point(|st| st.0 <= u).saturating_sub(1);
+        let end_in_cycle = match (s.steps.get(i + 1), s.period_s) {
+            (Some(next), _) => u_start + next.0,
+            (None, Some(p)) => u_start + p,
+            (None, None) => f64::INFINITY,
+        };
+        let seg_end = end_in_cycle.min(t1);
+        let seg_end = if seg_end <= t { t1 } else { seg_end };
+        area += s.steps[i].1.bandwidth_pps * (seg_end - t);
+        t = seg_end;
+    }
+    area / (t1 - t0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn params(bw: f64, delay: f64, queue: f64, loss: f64) -> LinkParams {
+        LinkParams {
+            bandwidth_pps: bw,
+            delay_s: delay,
+            queue_pkts: queue,
+            loss,
+        }
+    }
+
+    #[test]
+    fn fluid_queue_hand_computed() {
+        // 100 pkt/s, queue 2, delay 0.05: packets at t=0, 0, 0 -> latencies 0.05, 0.06, drop.
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut link = Link::fixed(params(100.0, 0.05, 2.0, 0.0));
+        let a = link.enter(0.0, &mut rng);
+        assert_eq!((a.latency_s, a.dropped), (0.05, false));
+        let b = link.enter(0.0, &mut rng);
+        assert!((b.latency_s - 0.06).abs() < 1e-12 && !b.dropped);
+        let c = link.enter(0.0, &mut rng);
+        assert!(c.dropped, "third packet exceeds queue/bw = 0.02 s");
+        // At t = 0.015 the queue holds 0.005 s.
+        assert!((link.queue_delay_s(0.015) - 0.005).abs() < 1e-12);
+        let d = link.enter(0.015, &mut rng);
+        assert!((d.latency_s - 0.055).abs() < 1e-12 && !d.dropped);
+    }
+
+    #[test]
+    fn schedule_changes_bandwidth_and_keeps_backlog() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let entries = [ScheduleEntry {
+            time_s: 1.0,
+            bandwidth_pps: Some(50.0),
+            delay_s: Some(0.1),
+            loss: None,
+        }];
+        let mut link = Link::fixed(params(100.0, 0.05, 10.0, 0.0)).with_schedule(&entries, None);
+        for _ in 0..4 {
+            link.enter(0.99, &mut rng);
+        }
+        // 4 packets = 0.04 s at 100 pkt/s; at t=1.0, 0.03 s left = 3 packets = 0.06 s at 50.
+        let a = link.enter(1.0, &mut rng);
+        assert!((a.latency_s - (0.1 + 0.06)).abs() < 1e-9, "{a:?}");
+        assert_eq!(link.params().bandwidth_pps, 50.0);
+        assert_eq!(link.params_at(0.5).delay_s, 0.05);
+        assert!((link.capacity_pps(0.5, 1.5) - 75.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn periodic_schedule_and_outage() {
+        let entries = [ScheduleEntry {
+            time_s: 2.0,
+            bandwidth_pps: Some(10.0),
+            delay_s: None,
+            loss: None,
+        }];
+        let link = Link::fixed(params(100.0, 0.05, 10.0, 0.0))
+            .with_schedule(&entries, Some(3.0))
+            .with_outages(Arc::from(vec![OutageConfig {
+                start_s: 1.0,
+                duration_s: 0.5,
+                period_s: Some(15.0),
+            }]));
+        assert_eq!(link.params_at(2.5).bandwidth_pps, 10.0);
+        assert_eq!(link.params_at(3.5).bandwidth_pps, 100.0);
+        assert_eq!(link.params_at(5.5).bandwidth_pps, 10.0);
+        assert!(link.is_down(1.2) && !link.is_down(1.6) && link.is_down(16.1));
+        // [0, 3]: bw 100 for 2 s, 10 for 1 s -> 70 mean; down 0.5 of 3 s.
+        assert!((link.capacity_pps(0.0, 3.0) - 70.0 * (2.5 / 3.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn trace_service_queues_at_opportunities() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let trace = Arc::new(Trace::from_millis(&[10, 20, 30, 40]).unwrap());
+        let mut link = Link::fixed(params(1.0, 0.01, 2.0, 0.0)).with_trace(trace);
+        let a = link.enter(0.0, &mut rng);
+        assert!((a.latency_s - 0.02).abs() < 1e-12 && !a.dropped);
+        let b = link.enter(0.0, &mut rng);
+        assert!((b.latency_s - 0.03).abs() < 1e-12 && !b.dropped);
+        assert!(link.enter(0.0, &mut rng).dropped, "queue of 2 is full");
+        // After both left (t = 0.025), the next opportunity is at 30 ms.
+        let c = link.enter(0.025, &mut rng);
+        assert!((c.latency_s - (0.01 + 0.005)).abs() < 1e-12 && !c.dropped);
+        // Wraps: the 5th opportunity is 40 + 10 ms.
+        let d = link.enter(0.031, &mut rng);
+        assert!((d.latency_s - (0.01 + 0.009)).abs() < 1e-12);
+        let e = link.enter(0.041, &mut rng);
+        assert!((e.latency_s - (0.01 + 0.009)).abs() < 1e-12, "{e:?}");
+    }
+}

@@ -1,0 +1,172 @@
+//! A validated scenario, ready to build networks: the config plus its loaded trace.
+
+use crate::config::{ControllerConfig, QueueRange, Range, ScenarioConfig, SenderConfig, StartRate};
+use crate::error::ScenarioError;
+use crate::link::{Link, LinkParams};
+use crate::sim::Pacing;
+use crate::trace::Trace;
+use mocc_policy::{ObservationBuilder, RateRule};
+use rand::Rng;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A scenario whose every value was checked and whose trace (if any) was loaded.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    config: ScenarioConfig,
+    trace: Option<Arc<Trace>>,
+    outages: Arc<[crate::config::OutageConfig]>,
+    source: Option<PathBuf>,
+}
+
+/// One episode's draw of the random parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EpisodeParams {
+    /// Link parameters at time 0.
+    pub link: LinkParams,
+}
+
+impl Scenario {
+    /// Validates `config`; a relative trace path is resolved against `base_dir`.
+    pub fn new(config: ScenarioConfig, base_dir: Option<&Path>) -> Result<Self, ScenarioError> {
+        config.validate()?;
+        let trace = match &config.link.trace {
+            Some(p) => {
+                let path = match base_dir {
+                    Some(dir) if p.is_relative() => dir.join(p),
+                    _ => p.clone(),
+                };
+                Some(Arc::new(Trace::load(&path)?))
+            }
+            None => None,
+        };
+        let outages = Arc::from(config.link.outages.clone());
+        Ok(Self {
+            config,
+            trace,
+            outages,
+            source: None,
+        })
+    }
+
+    /// Parses and validates YAML text; `origin` names it in errors and anchors relative paths.
+    pub fn from_yaml_str(text: &str, origin: &Path) -> Result<Self, ScenarioError> {
+        let config: ScenarioConfig =
+            serde_saphyr::from_str(text).map_err(|e| ScenarioError::Parse {
+                path: origin.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        let mut s = Self::new(config, origin.parent()).map_err(|e| e.in_file(origin))?;
+        s.source = Some(origin.to_path_buf());
+        Ok(s)
+    }
+
+    /// Reads, parses and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_yaml_str(&text, path)
+    }
+
+    /// The validated config.
+    pub fn config(&self) -> &ScenarioConfig {
+        &self.config
+    }
+
+    /// The file it came from, if any.
+    pub fn source(&self) -> Option<&Path> {
+        self.source.as_deref()
+    }
+
+    /// The action rule.
+    pub fn rate_rule(&self) -> RateRule {
+        self.config.action
+    }
+
+    /// A fresh observation builder for this scenario.
+    pub fn observation_builder(&self) -> ObservationBuilder {
+        let o = &self.config.observation;
+        ObservationBuilder::new(o.features.clone(), o.history_len, o.latency_baseline)
+    }
+
+    /// Observation length (`history_len * features`).
+    pub fn obs_len(&self) -> usize {
+        self.config.observation.history_len * self.config.observation.features.len()
+    }
+
+    /// Draws one episode's link parameters.
+    pub fn sample_link<R: Rng>(&self, rng: &mut R) -> LinkParams {
+        let l = &self.config.link;
+        LinkParams {
+            bandwidth_pps: sample(&l.bandwidth_pps, rng),
+            delay_s: sample(&l.delay_s, rng),
+            queue_pkts: sample_queue(&l.queue_pkts, rng),
+            loss: sample(&l.loss, rng),
+        }
+    }
+
+    /// Builds the link of an episode.
+    pub fn build_link(&self, params: LinkParams) -> Link {
+        let l = &self.config.link;
+        let mut link = Link::fixed(params)
+            .with_latency_noise(l.latency_noise)
+            .with_schedule(&l.schedule, l.schedule_period_s);
+        if !self.outages.is_empty() {
+            link = link.with_outages(self.outages.clone());
+        }
+        if let Some(t) = &self.trace {
+            link = link.with_trace(t.clone());
+        }
+        link
+    }
+
+    /// The capacity start-rate factors refer to: the trace's mean rate, else the bandwidth.
+    pub fn nominal_capacity_pps(&self, link: &LinkParams) -> f64 {
+        self.trace
+            .as_ref()
+            .map_or(link.bandwidth_pps, |t| t.mean_rate_pps())
+    }
+
+    /// Draws a sender's start rate for an episode on `link`.
+    pub fn sample_start_rate<R: Rng>(
+        &self,
+        sender: &SenderConfig,
+        link: &LinkParams,
+        rng: &mut R,
+    ) -> f64 {
+        match &sender.start_rate {
+            StartRate::BandwidthFactor(r) => sample(r, rng) * self.nominal_capacity_pps(link),
+            StartRate::Pps(r) => sample(r, rng),
+        }
+    }
+
+    /// The pacing of a sender's controller.
+    pub fn pacing(sender: &SenderConfig) -> Pacing {
+        match sender.controller {
+            ControllerConfig::OnOff { on_s, off_s } => Pacing::OnOff { on_s, off_s },
+            ControllerConfig::Agent | ControllerConfig::Constant => Pacing::Continuous,
+        }
+    }
+}
+
+fn sample<R: Rng>(r: &Range, rng: &mut R) -> f64 {
+    match *r {
+        Range::Fixed(v) => v,
+        Range::Uniform(u) if u.min == u.max => u.min,
+        Range::Uniform(u) => rng.random_range(u.min..u.max),
+    }
+}
+
+fn sample_queue<R: Rng>(q: &QueueRange, rng: &mut R) -> f64 {
+    match *q {
+        QueueRange::Fixed(v) => v,
+        QueueRange::Uniform(u) => sample(&Range::Uniform(u), rng).floor().max(1.0),
+        QueueRange::AuroraExp(e) => {
+            1.0 + sample(&Range::uniform(e.exp_min, e.exp_max), rng)
+                .exp()
+                .floor()
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! Aurora's monitor-interval metrics, selectable by name, and the latency-ratio baseline.
+//!
+//! Definitions and guards follow PCC-RL's `sender_obs.py`: every metric of an empty interval is
+//! finite, `latency ratio` divides by the connection's minimum MI latency (or a windowed minimum),
+//! and an observation value is the metric divided by the metric's scale.
+
+use crate::mi::MonitorInterval;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::fmt;
+use std::str::FromStr;
+
+/// Baseline latency Aurora reports before any RTT sample was seen (s).
+pub const NO_BASELINE_LATENCY_S: f64 = 1e4;
+
+/// One observation feature, named as in Aurora.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// `send rate`: bits/s sent, scaled by 1e-7.
+    SendRate,
+    /// `recv rate`: bits/s acknowledged, scaled by 1e-7.
+    RecvRate,
+    /// `send dur`: seconds.
+    SendDur,
+    /// `recv dur`: seconds.
+    RecvDur,
+    /// `avg latency`: mean RTT of the MI, seconds.
+    AvgLatency,
+    /// `loss ratio`: lost / (lost + acked).
+    LossRatio,
+    /// `latency increase`: second-half mean RTT minus first-half mean RTT, seconds.
+    LatencyIncrease,
+    /// `ack latency inflation`: latency increase / recv dur.
+    AckLatencyInflation,
+    /// `sent latency inflation`: latency increase / send dur.
+    SentLatencyInflation,
+    /// `conn min latency`: the latency baseline, seconds.
+    ConnMinLatency,
+    /// `latency ratio`: avg latency / baseline.
+    LatencyRatio,
+    /// `send ratio`: send rate / recv rate (1 when undefined or above 1000).
+    SendRatio,
+}
+
+/// Errors naming a feature list entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeatureError {
+    /// A name that is not one of Aurora's metrics.
+    #[error("unknown feature {name:?}; known features: {known}")]
+    Unknown { name: String, known: String },
+    /// The same feature twice.
+    #[error("feature {0:?} is listed twice")]
+    Duplicate(String),
+    /// No feature at all.
+    #[error("the feature list is empty")]
+    Empty,
+}
+
+impl Feature {
+    /// Every feature, in a fixed order.
+    pub const ALL: [Feature; 12] = [
+        Feature::SendRate,
+        Feature::RecvRate,
+        Feature::SendDur,
+        Feature::RecvDur,
+        Feature::AvgLatency,
+        Feature::LossRatio,
+        Feature::LatencyIncrease,
+        Feature::AckLatencyInflation,
+        Feature::SentLatencyInflation,
+        Feature::ConnMinLatency,
+        Feature::LatencyRatio,
+        Feature::SendRatio,
+    ];
+
+    /// Aurora's name of the feature.
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::SendRate => "send rate",
+            Feature::RecvRate => "recv rate",
+            Feature::SendDur => "send dur",
+            Feature::RecvDur => "recv dur",
+            Feature::AvgLatency => "avg latency",
+            Feature::LossRatio => "loss ratio",
+            Feature::LatencyIncrease => "latency increase",
+            Feature::AckLatencyInflation => "ack latency inflation",
+            Feature::SentLatencyInflation => "sent latency inflation",
+            Feature::ConnMinLatency => "conn min latency",
+            Feature::LatencyRatio => "latency ratio",
+            Feature::SendRatio => "send ratio",
+        }
+    }
+
+    /// Divisor applied to the metric to form the observation value (Aurora's `scale`).
+    pub fn scale(self) -> f64 {
+        match self {
+            Feature::SendRate | Feature::RecvRate => 1e7,
+            _ => 1.0,
+        }
+    }
+
+    /// The unscaled metric of `mi`, given the latency baseline in force after `mi`.
+    pub fn value(self, mi: &MonitorInterval, baseline_s: f64) -> f64 {
+        match self {
+            Feature::SendRate => mi.send_rate_bps(),
+            Feature::RecvRate => mi.recv_rate_bps(),
+            Feature::SendDur => mi.send_dur_s(),
+            Feature::RecvDur => mi.recv_dur_s(),
+            Feature::AvgLatency => mi.avg_latency_s(),
+            Feature::LossRatio => mi.loss_ratio(),
+            Feature::LatencyIncrease => mi.rtt.latency_increase_s(),
+            Feature::AckLatencyInflation => {
+                per_second(mi.rtt.latency_increase_s(), mi.recv_dur_s())
+            }
+            Feature::SentLatencyInflation => {
+                per_second(mi.rtt.latency_increase_s(), mi.send_dur_s())
+            }
+            Feature::ConnMinLatency => baseline_s,
+            Feature::LatencyRatio => {
+                if baseline_s > 0.0 {
+                    mi.avg_latency_s() / baseline_s
+                } else {
+                    1.0
+                }
+            }
+            Feature::SendRatio => {
+                let thr = mi.recv_rate_bps();
+                let send = mi.send_rate_bps();
+                if thr > 0.0 && send < 1000.0 * thr {
+                    send / thr
+                } else {
+                    1.0
+                }
+            }
+        }
+    }
+}
+
+fn per_second(x: f64, dur: f64) -> f64 {
+    if dur > 0.0 {
+        x / dur
+    } else {
+        0.0
+    }
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Feature {
+    type Err = FeatureError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim();
+        Feature::ALL
+            .into_iter()
+            .find(|f| f.name() == wanted)
+            .ok_or_else(|| FeatureError::Unknown {
+                name: s.to_string(),
+                known: Feature::ALL.map(Feature::name).join(", "),
+            })
+    }
+}
+
+/// An ordered, duplicate-free list of features: one observation row per MI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeatureSet {
+    features: Vec<Feature>,
+}
+
+impl FeatureSet {
+    /// Aurora's default input: `sent latency inflation, latency ratio, send ratio`.
+    pub fn aurora() -> Self {
+        Self {
+            features: vec![
+                Feature::SentLatencyInflation,
+                Feature::LatencyRatio,
+                Feature::SendRatio,
+            ],
+        }
+    }
+
+    /// Builds a set from features, refusing duplicates and emptiness.
+    pub fn new(features: Vec<Feature>) -> Result<Self, FeatureError> {
+        if features.is_empty() {
+            return Err(FeatureError::Empty);
+        }
+        for (i, f) in features.iter().enumerate() {
+            if features[..i].contains(f) {
+                return Err(FeatureError::Duplicate(f.name().to_string()));
+            }
+        }
+        Ok(Self { features })
+    }
+
+    /// Parses Aurora names.
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self, FeatureError> {
+        let features = names
+            .iter()
+            .map(|n| n.as_ref().parse())
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::new(features)
+    }
+
+    /// Number of features per MI.
+    pub fn len(&self) -> usize {
+        self.features.len()
+    }
+
+    /// Always false: a set holds at least one feature.
+    pub fn is_empty(&self) -> bool {
+        self.features.is_empty()
+    }
+
+    /// The features in order.
+    pub fn features(&self) -> &[Feature] {
+        &self.features
+    }
+
+    /// Names in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.features.iter().map(|f| f.name()).collect()
+    }
+
+    /// Writes the scaled observation row of `mi` into `out` (length `len()`).
+    pub fn write_row(&self, mi: &MonitorInterval, baseline_s: f64, out: &mut [f32]) {
+        for (slot, f) in out.iter_mut().zip(&self.features) {
+            *slot = (f.value(mi, baseline_s) / f.scale()) as f32;
+        }
+    }
+}
+
+impl Serialize for FeatureSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.features.iter().map(|f| f.name()))
+    }
+}
+
+impl<'de> Deserialize<'de> for FeatureSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let names = Vec::<String>::deserialize(d)?;
+        FeatureSet::from_names(&names).map_err(serde::de::Error::custom)
+    }
+}
+
+/// How the latency-ratio baseline is formed from MI mean latencies.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum BaselineMode {
+    /// Aurora: the minimum MI mean latency over the whole connection.
+    #[default]
+    ConnectionMin,
+    /// The minimum MI mean latency among MIs that ended in the last `seconds` (the most recent
+    /// MI with samples is always kept), so the baseline follows base-RTT increases.
+    WindowedMin {
+        /// Window length in seconds (> 0).
+        seconds: f64,
+    },
+}
+
+/// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyBaseline {
+    mode: BaselineMode,
+    conn_min: Option<f64>,
+    window: VecDeque<(f64, f64)>,
+}
+
+impl LatencyBaseline {
+    /// A fresh connection.
+    pub fn new(mode: BaselineMode) -> Self {
+        Self {
+            mode,
+            conn_min: None,
+            window: VecDeque::new(),
+        }
+    }
+
+    /// Forgets everything (a new connection).
+    pub fn reset(&mut self) {
+        self.conn_min = None;
+        self.window.clear();
+    }
+
+    /// The baseline without updating it: `NO_BASELINE_LATENCY_S` before any sample.
+    pub fn current(&self) -> f64 {
+        match self.mode {
+            BaselineMode::ConnectionMin => self.conn_min.unwrap_or(NO_BASELINE_LATENCY_S),
+            BaselineMode::WindowedMin { .. } => self
+                .window
+                .iter()
+                .map(|&(_, lat)| lat)
+                .reduce(f64::min)
+                .unwrap_or(NO_BASELINE_LATENCY_S),
+        }
+    }
+
+    /// Folds one MI in (MIs without RTT samples change nothing) and returns the new baseline.
+    pub fn observe(&mut self, mi: &MonitorInterval) -> f64 {
+        let latency = mi.avg_latency_s();
+        match self.mode {
+            BaselineMode::ConnectionMin => {
+                if latency > 0.0 && self.conn_min.is_none_or(|m| latency < m) {
+                    self.conn_min = Some(latency);
+                }
+            }
+            BaselineMode::WindowedMin { seconds } => {
+                let now = mi.send_end_s;
+                if latency > 0.0 {
+                    self.window.push_back((now, latency));
+                }
+                while self.window.len() > 1
+                    && self.window.front().is_some_and(|&(t, _)| t < now - seconds)
+                {
+                    self.window.pop_front();
+                }
+            }
+        }
+        self.current()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mi::{RttSummary, BYTES_PER_PACKET};
+
+    fn mi(start: f64, end: f64, sent: f64, acked: f64, rtts: &[f64]) -> MonitorInterval {
+        MonitorInterval {
+            bytes_sent: sent * BYTES_PER_PACKET,
+            bytes_acked: acked * BYTES_PER_PACKET,
+            bytes_lost: 0.0,
+            send_start_s: start,
+            send_end_s: end,
+            recv_start_s: start,
+            recv_end_s: end,
+            rtt: RttSummary::from_samples(rtts),
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_is_listed() {
+        for f in Feature::ALL {
+            assert_eq!(f.name().parse::<Feature>(), Ok(f));
+        }
+        let err = "latency rati".parse::<Feature>().unwrap_err();
+        assert!(err.to_string().contains("latency ratio"), "{err}");
+        assert!(matches!(
+            FeatureSet::from_names(&["send ratio", "send ratio"]),
+            Err(FeatureError::Duplicate(_))
+        ));
+    }
+
+    #[test]
+    fn empty_interval_matches_aurora_guards() {
+        let empty = MonitorInterval::default();
+        let set = FeatureSet::aurora();
+        let mut row = [9.0f32; 3];
+        set.write_row(&empty, NO_BASELINE_LATENCY_S, &mut row);
+        // sent latency inflation 0, latency ratio 0 / 1e4 = 0, send ratio 1.
+        assert_eq!(row, [0.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn hand_computed_features() {
+        // 0.5 s MI, 10 sent, 5 acked, RTTs 0.1,0.1,0.2,0.2 -> increase 0.1, inflation 0.2/s.
+        let m = mi(0.0, 0.5, 10.0, 5.0, &[0.1, 0.1, 0.2, 0.2]);
+        let eps = 1e-12;
+        assert!((Feature::SentLatencyInflation.value(&m, 0.1) - 0.2).abs() < eps);
+        assert!((Feature::LatencyRatio.value(&m, 0.1) - 1.5).abs() < eps);
+        assert!((Feature::SendRatio.value(&m, 0.1) - 2.0).abs() < eps);
+        assert_eq!(Feature::SendRate.value(&m, 0.1), 8.0 * 10.0 * 1500.0 / 0.5);
+        let mut row = [0.0f32; 1];
+        FeatureSet::new(vec![Feature::SendRate])
+            .unwrap()
+            .write_row(&m, 0.1, &mut row);
+        assert_eq!(row[0], (240_000.0 / 1e7) as f32);
+        // send ratio guard: nothing acked -> 1.
+        assert_eq!(
+            Feature::SendRatio.value(&mi(0.0, 0.5, 3.0, 0.0, &[]), 0.1),
+            1.0
+        );
+    }
+
+    #[test]
+    fn connection_min_ignores_empty_intervals() {
+        let mut b = LatencyBaseline::new(BaselineMode::ConnectionMin);
+        assert_eq!(b.current(), NO_BASELINE_LATENCY_S);
+        assert_eq!(b.observe(&mi(0.0, 1.0, 1.0, 1.0, &[0.3])), 0.3);
+        assert_eq!(b.observe(&mi(1.0, 2.0, 1.0, 0.0, &[])), 0.3);
+        assert_eq!(b.observe(&mi(2.0, 3.0, 1.0, 1.0, &[0.2])), 0.2);
+        assert_eq!(b.observe(&mi(3.0, 4.0, 1.0, 1.0, &[0.5])), 0.2);
+    }
+
+    #[test]
+    fn windowed_min_forgets_old_minimum() {
+        let mut b = LatencyBaseline::new(BaselineMode::WindowedMin { seconds: 2.0 });
+        assert_eq!(b.observe(&mi(0.0, 1.0, 1.0, 1.0, &[0.1])), 0.1);
+        assert_eq!(b.observe(&mi(1.0, 2.0, 1.0, 1.0, &[0.4])), 0.1);
+        // At t = 3.5 the sample from t = 1 is older than 2 s.
+        assert_eq!(b.observe(&mi(2.0, 3.5, 1.0, 1.0, &[0.5])), 0.4);
+        // A gap with no samples keeps the newest one.
+        assert_eq!(b.observe(&mi(3.5, 10.0, 1.0, 0.0, &[])), 0.5);
+    }
+}

@@ -1,0 +1,172 @@
+//! Monitor-interval statistics: the raw counts and times a sender has at the end of an MI.
+
+use serde::{Deserialize, Serialize};
+
+/// Packet size used by the simulator and Aurora (bytes).
+pub const BYTES_PER_PACKET: f64 = 1500.0;
+
+/// Summary of the RTT samples (seconds) collected during one MI, in arrival order.
+///
+/// Aurora's `latency increase` compares the mean of the second half of the samples with the mean
+/// of the first half (`half = floor(n / 2)`), so the summary keeps both halves' means as well as
+/// the overall mean.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RttSummary {
+    /// Number of samples.
+    pub count: u64,
+    /// Mean of all samples (0 when there are none).
+    pub mean_s: f64,
+    /// Mean of the first `floor(count / 2)` samples (0 when that is empty).
+    pub first_half_mean_s: f64,
+    /// Mean of the remaining samples (0 when `count < 2`).
+    pub second_half_mean_s: f64,
+}
+
+impl RttSummary {
+    /// Summarizes samples given in arrival order.
+    pub fn from_samples(samples: &[f64]) -> Self {
+        let count = samples.len();
+        let half = count / 2;
+        let mean = |s: &[f64]| {
+            if s.is_empty() {
+                0.0
+            } else {
+                s.iter().sum::<f64>() / s.len() as f64
+            }
+        };
+        let (first, second) = samples.split_at(half);
+        Self {
+            count: count as u64,
+            mean_s: mean(samples),
+            first_half_mean_s: if half >= 1 { mean(first) } else { 0.0 },
+            second_half_mean_s: if half >= 1 { mean(second) } else { 0.0 },
+        }
+    }
+
+    /// Aurora's `latency increase`: second-half mean minus first-half mean, 0 with < 2 samples.
+    pub fn latency_increase_s(&self) -> f64 {
+        if self.count >= 2 {
+            self.second_half_mean_s - self.first_half_mean_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What a sender knows about one monitor interval.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct MonitorInterval {
+    /// Bytes sent during the MI.
+    pub bytes_sent: f64,
+    /// Bytes acknowledged during the MI.
+    pub bytes_acked: f64,
+    /// Bytes detected lost during the MI.
+    pub bytes_lost: f64,
+    /// Time the MI's sending started (s).
+    pub send_start_s: f64,
+    /// Time the MI's sending ended (s).
+    pub send_end_s: f64,
+    /// Time the MI's acknowledgements started (s).
+    pub recv_start_s: f64,
+    /// Time the MI's acknowledgements ended (s).
+    pub recv_end_s: f64,
+    /// RTT samples of the acknowledged packets.
+    pub rtt: RttSummary,
+}
+
+impl MonitorInterval {
+    /// Sending duration (s).
+    pub fn send_dur_s(&self) -> f64 {
+        self.send_end_s - self.send_start_s
+    }
+
+    /// Receiving duration (s).
+    pub fn recv_dur_s(&self) -> f64 {
+        self.recv_end_s - self.recv_start_s
+    }
+
+    /// Aurora's `send rate` in bits per second (0 for an empty interval).
+    pub fn send_rate_bps(&self) -> f64 {
+        let dur = self.send_dur_s();
+        if dur > 0.0 {
+            8.0 * self.bytes_sent / dur
+        } else {
+            0.0
+        }
+    }
+
+    /// Aurora's `recv rate` (throughput) in bits per second (0 for an empty interval).
+    pub fn recv_rate_bps(&self) -> f64 {
+        let dur = self.recv_dur_s();
+        if dur > 0.0 {
+            8.0 * self.bytes_acked / dur
+        } else {
+            0.0
+        }
+    }
+
+    /// Sending rate in packets per second.
+    pub fn send_rate_pps(&self) -> f64 {
+        self.send_rate_bps() / (8.0 * BYTES_PER_PACKET)
+    }
+
+    /// Throughput in packets per second.
+    pub fn throughput_pps(&self) -> f64 {
+        self.recv_rate_bps() / (8.0 * BYTES_PER_PACKET)
+    }
+
+    /// Aurora's `loss ratio`: lost / (lost + acked), 0 when nothing was resolved.
+    pub fn loss_ratio(&self) -> f64 {
+        let resolved = self.bytes_lost + self.bytes_acked;
+        if resolved > 0.0 {
+            self.bytes_lost / resolved
+        } else {
+            0.0
+        }
+    }
+
+    /// Aurora's `avg latency`: mean RTT of the MI's samples (0 without samples).
+    pub fn avg_latency_s(&self) -> f64 {
+        self.rtt.mean_s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rtt_summary_halves_follow_aurora() {
+        // n = 5: half = 2 -> first half [1,2], second half [3,4,5].
+        let s = RttSummary::from_samples(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(s.count, 5);
+        assert_eq!(s.mean_s, 3.0);
+        assert_eq!(s.first_half_mean_s, 1.5);
+        assert_eq!(s.second_half_mean_s, 4.0);
+        assert_eq!(s.latency_increase_s(), 2.5);
+        let one = RttSummary::from_samples(&[0.2]);
+        assert_eq!(one.mean_s, 0.2);
+        assert_eq!(one.latency_increase_s(), 0.0);
+        assert_eq!(RttSummary::from_samples(&[]), RttSummary::default());
+    }
+
+    #[test]
+    fn rates_and_loss_match_hand_computation() {
+        let mi = MonitorInterval {
+            bytes_sent: 10.0 * BYTES_PER_PACKET,
+            bytes_acked: 6.0 * BYTES_PER_PACKET,
+            bytes_lost: 2.0 * BYTES_PER_PACKET,
+            send_start_s: 1.0,
+            send_end_s: 1.5,
+            recv_start_s: 1.0,
+            recv_end_s: 1.5,
+            rtt: RttSummary::default(),
+        };
+        assert_eq!(mi.send_rate_pps(), 20.0);
+        assert_eq!(mi.throughput_pps(), 12.0);
+        assert_eq!(mi.send_rate_bps(), 20.0 * 12000.0);
+        assert_eq!(mi.loss_ratio(), 0.25);
+        assert_eq!(MonitorInterval::default().loss_ratio(), 0.0);
+        assert_eq!(MonitorInterval::default().send_rate_bps(), 0.0);
+    }
+}

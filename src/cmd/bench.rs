@@ -1,0 +1,63 @@
+//! `mocc bench`.
+
+use clap::{Args, Subcommand};
+use mocc_training::bench::{bench_env, EnvBenchSpec};
+use std::path::PathBuf;
+
+/// Arguments of `mocc bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    what: BenchTarget,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchTarget {
+    /// Simulator throughput: env steps, events and packets per second.
+    Env(EnvArgs),
+}
+
+/// Arguments of `mocc bench env`.
+#[derive(Debug, Args)]
+struct EnvArgs {
+    /// Scenario YAML file.
+    #[arg(long, default_value = "configs/aurora-env.yaml")]
+    scenario: PathBuf,
+    /// Envs in the batch.
+    #[arg(long, default_value_t = 50)]
+    envs: usize,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Total env steps (rounded up to a multiple of --envs).
+    #[arg(long, default_value_t = 20_000)]
+    steps: u64,
+    /// Constant action.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    action: f32,
+    /// Seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+/// Runs `mocc bench ...` and prints one JSON line.
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    match args.what {
+        BenchTarget::Env(a) => {
+            if a.envs == 0 || a.threads == 0 || a.steps == 0 {
+                anyhow::bail!("--envs, --threads and --steps must be >= 1");
+            }
+            let spec = EnvBenchSpec {
+                scenario: super::load_scenario(&a.scenario)?,
+                envs: a.envs,
+                threads: a.threads,
+                steps: a.steps,
+                action: a.action,
+                seed: a.seed,
+            };
+            let report = bench_env(&spec)?;
+            println!("{}", serde_json::to_string(&report)?);
+        }
+    }
+    Ok(())
+}

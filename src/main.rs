@@ -1,0 +1,33 @@
+//! `mocc`: train, simulate, benchmark and evaluate learned congestion controllers.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+
+/// Multi-objective learned congestion control: a fast gym and trainer.
+#[derive(Debug, Parser)]
+#[command(name = "mocc", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one sender at a fixed rate (or a constant action) and print per-MI statistics.
+    Simulate(cmd::simulate::SimulateArgs),
+    /// Measure performance.
+    Bench(cmd::bench::BenchArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,10 @@
+//! mocc-training: procedures on top of the gym and the agents: simulation runs, benchmarks and
+//! (in later modules) trainers, evaluation suites, checkpoints and logging.
+//!
+//! Library code returns data; only the `mocc` binary prints.
+
+pub mod bench;
+pub mod simulate;
+
+pub use bench::{bench_env, EnvBenchReport, EnvBenchSpec};
+pub use simulate::{parse_network_spec, simulate, MiRow, SimulationReport, SimulationSpec};

@@ -1,0 +1,187 @@
+//! `mocc simulate`: one sender at a fixed rate (or a constant action) for N MIs.
+
+use mocc_gym::{Action, Env, Scenario, ScenarioConfig, ScenarioError};
+use serde::Serialize;
+use std::io::Write;
+use std::sync::Arc;
+
+/// What to simulate.
+#[derive(Debug, Clone)]
+pub struct SimulationSpec {
+    /// The scenario (its agent sender is the one driven).
+    pub scenario: Arc<Scenario>,
+    /// Fixed rate or constant action, applied every MI.
+    pub action: Action,
+    /// MIs to record after the reset's warm-up MIs.
+    pub steps: usize,
+    /// Seed of the env (index 0).
+    pub seed: u64,
+}
+
+/// One MI of the run (Aurora's per-MI values), plus the observation row of that MI.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MiRow {
+    /// MI number, from 1.
+    pub mi: usize,
+    /// End time (s).
+    pub time_s: f64,
+    /// Length (s).
+    pub duration_s: f64,
+    /// Sending rate (packets/s).
+    pub send_pps: f64,
+    /// Throughput (packets/s).
+    pub thr_pps: f64,
+    /// Mean RTT (s).
+    pub mean_rtt_s: f64,
+    /// Loss ratio.
+    pub loss: f64,
+    /// Reward of the scenario's kind.
+    pub reward: f64,
+    /// The MI's observation row (scaled feature values, in the scenario's feature order).
+    #[serde(skip)]
+    pub features: Vec<f32>,
+}
+
+/// Unweighted means over MIs of the per-MI columns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SimulationReport {
+    /// Number of MIs.
+    pub mis: usize,
+    /// Mean MI length (s).
+    pub duration_s: f64,
+    /// Mean sending rate (packets/s).
+    pub send_pps: f64,
+    /// Mean throughput (packets/s).
+    pub thr_pps: f64,
+    /// Mean RTT (s).
+    pub mean_rtt_s: f64,
+    /// Mean loss ratio.
+    pub loss: f64,
+    /// Mean reward.
+    pub reward: f64,
+}
+
+/// Runs the simulation; the episode limit is ignored (one long connection).
+pub fn simulate(spec: &SimulationSpec) -> (Vec<MiRow>, SimulationReport) {
+    let mut env = Env::new(spec.scenario.clone(), spec.seed, 0);
+    let k = spec.scenario.config().observation.features.len();
+    let mut rows = Vec::with_capacity(spec.steps);
+    for mi in 1..=spec.steps {
+        let step = env.step(spec.action);
+        let obs = env.observation();
+        rows.push(MiRow {
+            mi,
+            time_s: step.info.time_s,
+            duration_s: step.info.duration_s,
+            send_pps: step.info.send_pps,
+            thr_pps: step.info.throughput_pps,
+            mean_rtt_s: step.info.mean_rtt_s,
+            loss: step.info.loss,
+            reward: step.reward,
+            features: obs[obs.len() - k..].to_vec(),
+        });
+    }
+    let report = summarize(&rows);
+    (rows, report)
+}
+
+fn summarize(rows: &[MiRow]) -> SimulationReport {
+    let n = rows.len().max(1) as f64;
+    let mean = |f: fn(&MiRow) -> f64| rows.iter().map(f).sum::<f64>() / n;
+    SimulationReport {
+        mis: rows.len(),
+        duration_s: mean(|r| r.duration_s),
+        send_pps: mean(|r| r.send_pps),
+        thr_pps: mean(|r| r.thr_pps),
+        mean_rtt_s: mean(|r| r.mean_rtt_s),
+        loss: mean(|r| r.loss),
+        reward: mean(|r| r.reward),
+    }
+}
+
+/// Writes the rows as CSV: the fixed columns, then one column per feature (spaces become `_`).
+pub fn write_csv<W: Write>(
+    mut out: W,
+    rows: &[MiRow],
+    feature_names: &[&str],
+) -> std::io::Result<()> {
+    let mut header = String::from("mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward");
+    for name in feature_names {
+        header.push(',');
+        header.push_str(&name.replace(' ', "_"));
+    }
+    writeln!(out, "{header}")?;
+    for r in rows {
+        write!(
+            out,
+            "{},{},{},{},{},{},{},{}",
+            r.mi, r.time_s, r.duration_s, r.send_pps, r.thr_pps, r.mean_rtt_s, r.loss, r.reward
+        )?;
+        for v in &r.features {
+            write!(out, ",{v}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Parses `bw_pps=B,delay_s=D,queue_pkts=Q,loss=L` into a fixed single-bottleneck scenario.
+pub fn parse_network_spec(spec: &str) -> Result<ScenarioConfig, ScenarioError> {
+    let (mut bw, mut delay, mut queue, mut loss) = (None, None, None, None);
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = part.split_once('=').ok_or_else(|| {
+            ScenarioError::invalid("--network", format!("expected key=value, got {part:?}"))
+        })?;
+        let v: f64 = value.trim().parse().map_err(|_| {
+            ScenarioError::invalid(
+                format!("--network {}", key.trim()),
+                format!("not a number: {value:?}"),
+            )
+        })?;
+        let slot = match key.trim() {
+            "bw_pps" => &mut bw,
+            "delay_s" => &mut delay,
+            "queue_pkts" => &mut queue,
+            "loss" => &mut loss,
+            other => {
+                return Err(ScenarioError::invalid(
+                    "--network",
+                    format!("unknown key {other:?} (expected bw_pps, delay_s, queue_pkts, loss)"),
+                ))
+            }
+        };
+        *slot = Some(v);
+    }
+    let need = |v: Option<f64>, name: &str| {
+        v.ok_or_else(|| ScenarioError::invalid("--network", format!("missing {name}")))
+    };
+    Ok(ScenarioConfig::fixed_link(
+        need(bw, "bw_pps")?,
+        need(delay, "delay_s")?,
+        need(queue, "queue_pkts")?,
+        loss.unwrap_or(0.0),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_spec_parses_and_rejects() {
+        let c = parse_network_spec("bw_pps=100, delay_s=0.05,queue_pkts=2,loss=0.01").unwrap();
+        assert_eq!(c.link.bandwidth_pps, mocc_gym::Range::Fixed(100.0));
+        assert!(parse_network_spec("bw_pps=100,delay_s=0.05")
+            .unwrap_err()
+            .to_string()
+            .contains("missing queue_pkts"));
+        assert!(parse_network_spec("bw=1")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown key"));
+        assert!(parse_network_spec("bw_pps=x")
+            .unwrap_err()
+            .to_string()
+            .contains("bw_pps"));
+    }
+}
