@@ -70,6 +70,20 @@ impl Scenario {
         Self::from_yaml_str(&text, path)
     }
 
+    /// The same scenario with the agent sender starting at exactly `rate_pps` (validated > 0).
+    pub fn with_agent_start_rate(&self, rate_pps: f64) -> Result<Self, ScenarioError> {
+        if !(rate_pps.is_finite() && rate_pps > 0.0) {
+            return Err(ScenarioError::invalid(
+                "rate_pps",
+                format!("must be > 0 (got {rate_pps})"),
+            ));
+        }
+        let mut s = self.clone();
+        let agent = s.config.agent_index();
+        s.config.senders[agent].start_rate = StartRate::Pps(Range::Fixed(rate_pps));
+        Ok(s)
+    }
+
     /// The validated config.
     pub fn config(&self) -> &ScenarioConfig {
         &self.config

@@ -61,7 +61,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         steps: args.steps,
         seed: args.seed,
     };
-    let (rows, report) = simulate(&spec);
+    let (rows, report) = simulate(&spec)?;
     if let Some(out) = &args.out {
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)

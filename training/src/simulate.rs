@@ -61,9 +61,14 @@ pub struct SimulationReport {
     pub reward: f64,
 }
 
-/// Runs the simulation; the episode limit is ignored (one long connection).
-pub fn simulate(spec: &SimulationSpec) -> (Vec<MiRow>, SimulationReport) {
-    let mut env = Env::new(spec.scenario.clone(), spec.seed, 0);
+/// Runs the simulation; the episode limit is ignored (one long connection). With a fixed rate
+/// the sender also starts (and warms up) at that rate.
+pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport), ScenarioError> {
+    let scenario = match spec.action {
+        Action::Rate(r) => Arc::new(spec.scenario.with_agent_start_rate(r)?),
+        Action::Delta(_) => spec.scenario.clone(),
+    };
+    let mut env = Env::new(scenario, spec.seed, 0);
     let k = spec.scenario.config().observation.features.len();
     let mut rows = Vec::with_capacity(spec.steps);
     for mi in 1..=spec.steps {
@@ -82,7 +87,7 @@ pub fn simulate(spec: &SimulationSpec) -> (Vec<MiRow>, SimulationReport) {
         });
     }
     let report = summarize(&rows);
-    (rows, report)
+    Ok((rows, report))
 }
 
 fn summarize(rows: &[MiRow]) -> SimulationReport {
