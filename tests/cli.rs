@@ -36,7 +36,10 @@ fn every_subcommand_has_help() {
     ] {
         let out = mocc(&args);
         assert!(out.status.success(), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage"),
+            "{args:?}"
+        );
     }
 }
 
@@ -60,7 +63,10 @@ fn simulate_under_capacity_matches_hand_computation() {
     let j = stdout_json(&out);
     assert_eq!(j["mis"], 200);
     assert_eq!(j["loss"], 0.0);
-    assert!((j["mean_rtt_s"].as_f64().unwrap() - 0.1).abs() < 1e-9, "{j}");
+    assert!(
+        (j["mean_rtt_s"].as_f64().unwrap() - 0.1).abs() < 1e-9,
+        "{j}"
+    );
     assert!((j["thr_pps"].as_f64().unwrap() - 50.0).abs() < 5.0, "{j}");
     let text = std::fs::read_to_string(&csv).expect("csv written");
     let mut lines = text.lines();
@@ -103,11 +109,21 @@ fn simulate_reports_bad_input() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("link.bandwidth_pps"), "{err}");
 
-    let out = mocc(&["simulate", "--scenario", "no/such/file.yaml", "--action", "0"]);
+    let out = mocc(&[
+        "simulate",
+        "--scenario",
+        "no/such/file.yaml",
+        "--action",
+        "0",
+    ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.yaml"));
 
-    let out = mocc(&["simulate", "--network", "bw_pps=100,delay_s=0.05,queue_pkts=2"]);
+    let out = mocc(&[
+        "simulate",
+        "--network",
+        "bw_pps=100,delay_s=0.05,queue_pkts=2",
+    ]);
     assert!(!out.status.success(), "a rate or an action is required");
 }
 
@@ -125,7 +141,14 @@ fn simulate_scenario_with_constant_action() {
         "9",
     ]));
     assert_eq!(j["mis"], 50);
-    for key in ["duration_s", "send_pps", "thr_pps", "mean_rtt_s", "loss", "reward"] {
+    for key in [
+        "duration_s",
+        "send_pps",
+        "thr_pps",
+        "mean_rtt_s",
+        "loss",
+        "reward",
+    ] {
         assert!(j[key].as_f64().is_some_and(f64::is_finite), "{key}: {j}");
     }
 }
@@ -133,8 +156,16 @@ fn simulate_scenario_with_constant_action() {
 #[test]
 fn bench_env_prints_rates() {
     let j = stdout_json(&mocc(&[
-        "bench", "env", "--scenario", "configs/aurora-env.yaml", "--envs", "4", "--threads", "2",
-        "--steps", "400",
+        "bench",
+        "env",
+        "--scenario",
+        "configs/aurora-env.yaml",
+        "--envs",
+        "4",
+        "--threads",
+        "2",
+        "--steps",
+        "400",
     ]));
     for key in ["env_steps_per_sec", "events_per_sec", "packets_per_sec"] {
         assert!(j[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {j}");

@@ -13,7 +13,8 @@ const ENVS: usize = 50;
 const STEPS_PER_ITER: usize = 20;
 
 fn vec_env_step(c: &mut Criterion) {
-    let scenario = Arc::new(Scenario::new(ScenarioConfig::default(), None).expect("default scenario"));
+    let scenario =
+        Arc::new(Scenario::new(ScenarioConfig::default(), None).expect("default scenario"));
     let mut group = c.benchmark_group("vec_env_step");
     group.throughput(Throughput::Elements((ENVS * STEPS_PER_ITER) as u64));
     for threads in [1usize, 2] {

@@ -108,7 +108,7 @@ pub struct Link {
     latency_noise: f64,
     schedule: Option<Schedule>,
     next_change: Option<Cursor>,
-    outages: Arc<[OutageConfig]>,
+    outages: Option<Arc<[OutageConfig]>>,
     service: Service,
 }
 
@@ -120,7 +120,7 @@ impl Link {
             latency_noise: 0.0,
             schedule: None,
             next_change: None,
-            outages: Arc::from(Vec::new()),
+            outages: None,
             service: Service::Fluid {
                 queue_delay_s: 0.0,
                 updated_s: 0.0,
@@ -148,7 +148,7 @@ impl Link {
 
     /// Link-down windows.
     pub fn with_outages(mut self, outages: Arc<[OutageConfig]>) -> Self {
-        self.outages = outages;
+        self.outages = (!outages.is_empty()).then_some(outages);
         self
     }
 
@@ -192,7 +192,10 @@ impl Link {
 
     /// Whether the link is down at `t`.
     pub fn is_down(&self, t: f64) -> bool {
-        self.outages.iter().any(|o| outage_covers(o, t))
+        self.outages
+            .iter()
+            .flat_map(|o| o.iter())
+            .any(|o| outage_covers(o, t))
     }
 
     /// Mean service capacity over `[t0, t1]` (packets/s): the trace's mean rate, or the
@@ -203,7 +206,7 @@ impl Link {
             (Service::Fluid { .. }, None) => self.params.bandwidth_pps,
             (Service::Fluid { .. }, Some(s)) => mean_bandwidth(s, t0, t1),
         };
-        if self.outages.is_empty() || t1 <= t0 {
+        if self.outages.is_none() || t1 <= t0 {
             return raw;
         }
         raw * (1.0 - self.down_time(t0, t1) / (t1 - t0))
@@ -211,7 +214,7 @@ impl Link {
 
     fn down_time(&self, t0: f64, t1: f64) -> f64 {
         let mut down = 0.0;
-        for o in self.outages.iter() {
+        for o in self.outages.iter().flat_map(|o| o.iter()) {
             let overlap = |s: f64| (t1.min(s + o.duration_s) - t0.max(s)).max(0.0);
             match o.period_s {
                 None => down += overlap(o.start_s),
@@ -276,7 +279,7 @@ impl Link {
     pub fn enter<R: Rng>(&mut self, t: f64, rng: &mut R) -> Admission {
         self.sync(t);
         let delay = self.params.delay_s;
-        let down = !self.outages.is_empty() && self.is_down(t);
+        let down = self.outages.is_some() && self.is_down(t);
         match &mut self.service {
             Service::Fluid {
                 queue_delay_s,

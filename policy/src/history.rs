@@ -33,14 +33,10 @@ impl ObservationBuilder {
     pub fn reset(&mut self) {
         self.baseline.reset();
         let k = self.features.len();
-        let mut empty_row = vec![0.0f32; k];
-        self.features.write_row(
-            &MonitorInterval::default(),
-            self.baseline.current(),
-            &mut empty_row,
-        );
+        let baseline = self.baseline.current();
+        let empty = MonitorInterval::default();
         for row in self.rows.chunks_exact_mut(k) {
-            row.copy_from_slice(&empty_row);
+            self.features.write_row(&empty, baseline, row);
         }
     }
 
