@@ -41,9 +41,9 @@ train: build
 	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 1 --steps $(BENCH_STEPS)
 	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 2 --steps $(BENCH_STEPS)
 
-# Every test of the workspace, optimized (the simulator runs in release mode).
+# Every test of the workspace, optimized, with debug assertions (profile `ci`).
 test: libtorch
-	$(CARGO) test --release --workspace $(FEATURES)
+	$(CARGO) test --profile ci --workspace $(FEATURES)
 
 bench: libtorch
 	$(CARGO) bench -p mocc-gym --bench sim

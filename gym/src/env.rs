@@ -16,9 +16,15 @@ use std::sync::Arc;
 pub enum Action {
     /// Aurora's action: the rate changes by the scenario's rate rule.
     Delta(f64),
-    /// Pace at exactly this rate (packets/s), bypassing the rule and its clamps.
+    /// Pace at this rate (packets/s), bypassing the rule's clamps. Only the simulator's hard
+    /// limits apply ([`MIN_SIM_RATE_PPS`], [`MAX_SIM_RATE_PPS`]); NaN keeps the current rate.
     Rate(f64),
 }
+
+/// Lowest pacing rate the simulator accepts (packets/s): one packet every 1000 s.
+pub const MIN_SIM_RATE_PPS: f64 = 1e-3;
+/// Highest pacing rate the simulator accepts (packets/s): 12 Gbit/s of 1500-byte packets.
+pub const MAX_SIM_RATE_PPS: f64 = 1e6;
 
 /// Per-step statistics of the agent sender (Aurora's per-MI values).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -224,7 +230,8 @@ impl Env {
         let sender = &mut self.net.senders_mut()[self.agent];
         let rate = match action {
             Action::Delta(a) => rule.apply(sender.rate_pps(), a),
-            Action::Rate(r) => r,
+            Action::Rate(r) if r.is_nan() => sender.rate_pps(),
+            Action::Rate(r) => r.clamp(MIN_SIM_RATE_PPS, MAX_SIM_RATE_PPS),
         };
         sender.set_rate_pps(rate);
         let mi = self.run_mi();
@@ -271,5 +278,32 @@ impl Env {
     /// The reward kind in force.
     pub fn reward_kind(&self) -> RewardKind {
         self.scenario.config().reward
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ScenarioConfig;
+
+    #[test]
+    fn out_of_range_rates_are_clamped_not_fatal() {
+        let scenario = Arc::new(
+            Scenario::new(ScenarioConfig::fixed_link(100.0, 0.01, 10.0, 0.0), None).unwrap(),
+        );
+        let mut env = Env::new(scenario, 0, 0);
+        let before = env.network().senders()[0].rate_pps();
+        let s = env.step(Action::Rate(f64::NAN));
+        assert_eq!(s.info.rate_pps, before);
+        for (r, expect) in [
+            (0.0, MIN_SIM_RATE_PPS),
+            (-10.0, MIN_SIM_RATE_PPS),
+            (f64::INFINITY, MAX_SIM_RATE_PPS),
+        ] {
+            let mut env = env.clone();
+            let s = env.step(Action::Rate(r));
+            assert_eq!(s.info.rate_pps, expect);
+            assert!(s.info.time_s.is_finite());
+        }
     }
 }

@@ -317,6 +317,11 @@ impl Network {
         let mut next_mi_end = self.earliest_mi_end();
         while self.now_s < end_s {
             let (t, i, kind) = self.next_event();
+            if !t.is_finite() {
+                // Nothing can happen any more (no sender paces and nothing is in flight).
+                self.now_s = self.now_s.max(end_s);
+                break;
+            }
             debug_assert!(t >= self.now_s, "time went backwards: {t} < {}", self.now_s);
             self.now_s = t;
             match kind {
