@@ -1,9 +1,18 @@
 //! mocc-agents: the libtorch side of mocc.
 //!
-//! This crate owns everything that touches tch: device selection, libtorch's thread settings
-//! and (in later modules) the actor-critic models and PPO. The simulator (`mocc-gym`) and the
-//! deployable runtime (`mocc-policy`) never depend on it.
+//! Device selection and libtorch's thread settings, the Gaussian actor-critic (Aurora and MOCC
+//! presets, preference sub-network), running observation normalization, Adam with checkpointable
+//! state, and PPO (GAE, clipped loss, minibatch update). The simulator (`mocc-gym`) and the
+//! deployable runtime (`mocc-policy`) never depend on this crate.
 
+pub mod adam;
 pub mod device;
+pub mod model;
+pub mod obs_norm;
+pub mod ppo;
 
+pub use adam::Adam;
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
+pub use model::{Activation, ActorCritic, Architecture, PolicyOutput, OBJECTIVE_DIM};
+pub use obs_norm::RunningMeanStd;
+pub use ppo::{compute_gae, ppo_loss, update, Batch, LossStats, PpoConfig, Schedule, UpdateError};

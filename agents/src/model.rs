@@ -1,0 +1,276 @@
+//! Gaussian actor-critic with a state-independent log std, optional preference sub-network.
+//!
+//! Variables live under stable VarStore paths: `pi/l{i}`, `pi/mean`, `vf/l{i}`, `vf/value`,
+//! `pi/pref/l{i}`, `vf/pref/l{i}` and `log_std`, so checkpoints and exports keep their names.
+
+use serde::{Deserialize, Serialize};
+use tch::nn::{self, Module};
+use tch::{Kind, Tensor};
+
+/// Hidden-layer nonlinearity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activation {
+    /// tanh (Aurora and MOCC).
+    #[default]
+    Tanh,
+    /// ReLU.
+    Relu,
+}
+
+impl Activation {
+    fn apply(self, x: &Tensor) -> Tensor {
+        match self {
+            Activation::Tanh => x.tanh(),
+            Activation::Relu => x.relu(),
+        }
+    }
+}
+
+/// Shapes of an actor-critic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Architecture {
+    /// Observation length (history x features).
+    pub obs_dim: usize,
+    /// Hidden sizes of the policy MLP.
+    pub pi: Vec<usize>,
+    /// Hidden sizes of the value MLP.
+    pub vf: Vec<usize>,
+    /// Hidden nonlinearity.
+    pub activation: Activation,
+    /// Hidden sizes of the preference sub-network mapping the objective `w` (3 weights) to
+    /// features concatenated with the observation; `None` for single-objective policies.
+    pub preference: Option<Vec<usize>>,
+    /// Initial log standard deviation of the Gaussian policy.
+    pub init_log_std: f64,
+}
+
+impl Architecture {
+    /// Aurora: separate pi and vf MLPs [32, 16] tanh over the feature history.
+    pub fn aurora(obs_dim: usize) -> Self {
+        Self {
+            obs_dim,
+            pi: vec![32, 16],
+            vf: vec![32, 16],
+            activation: Activation::Tanh,
+            preference: None,
+            init_log_std: 0.0,
+        }
+    }
+
+    /// MOCC: [64, 32] tanh plus a preference sub-network of [16] on w, in actor and critic.
+    pub fn mocc(obs_dim: usize) -> Self {
+        Self {
+            obs_dim,
+            pi: vec![64, 32],
+            vf: vec![64, 32],
+            activation: Activation::Tanh,
+            preference: Some(vec![16]),
+            init_log_std: 0.0,
+        }
+    }
+
+    /// Whether the network takes the objective as input.
+    pub fn takes_objective(&self) -> bool {
+        self.preference.is_some()
+    }
+}
+
+/// Number of objective weights (throughput, latency, loss).
+pub const OBJECTIVE_DIM: usize = 3;
+
+#[derive(Debug)]
+struct Mlp {
+    layers: Vec<nn::Linear>,
+    activation: Activation,
+}
+
+impl Mlp {
+    fn new(p: &nn::Path, input: usize, hidden: &[usize], activation: Activation) -> (Self, usize) {
+        let mut layers = Vec::with_capacity(hidden.len());
+        let mut last = input;
+        for (i, &h) in hidden.iter().enumerate() {
+            layers.push(nn::linear(
+                p / format!("l{i}"),
+                last as i64,
+                h as i64,
+                init(2f64.sqrt()),
+            ));
+            last = h;
+        }
+        (Self { layers, activation }, last)
+    }
+
+    fn forward(&self, x: &Tensor) -> Tensor {
+        let mut h = x.shallow_clone();
+        for l in &self.layers {
+            h = self.activation.apply(&l.forward(&h));
+        }
+        h
+    }
+}
+
+fn init(gain: f64) -> nn::LinearConfig {
+    nn::LinearConfig {
+        ws_init: nn::Init::Orthogonal { gain },
+        bs_init: Some(nn::Init::Const(0.0)),
+        bias: true,
+    }
+}
+
+#[derive(Debug)]
+struct Branch {
+    preference: Option<Mlp>,
+    body: Mlp,
+    head: nn::Linear,
+}
+
+impl Branch {
+    fn new(p: &nn::Path, arch: &Architecture, hidden: &[usize], head: &str, gain: f64) -> Self {
+        let (preference, pref_out) = match &arch.preference {
+            Some(sizes) => {
+                let (mlp, out) = Mlp::new(&(p / "pref"), OBJECTIVE_DIM, sizes, arch.activation);
+                (Some(mlp), out)
+            }
+            None => (None, 0),
+        };
+        let (body, last) = Mlp::new(p, arch.obs_dim + pref_out, hidden, arch.activation);
+        let head = nn::linear(p / head, last as i64, 1, init(gain));
+        Self {
+            preference,
+            body,
+            head,
+        }
+    }
+
+    fn forward(&self, obs: &Tensor, objective: Option<&Tensor>) -> Tensor {
+        let input = match (&self.preference, objective) {
+            (Some(pref), Some(w)) => Tensor::cat(&[obs.shallow_clone(), pref.forward(w)], 1),
+            _ => obs.shallow_clone(),
+        };
+        self.head.forward(&self.body.forward(&input))
+    }
+}
+
+/// Output of a forward pass.
+#[derive(Debug)]
+pub struct PolicyOutput {
+    /// Mean action `[B, 1]`.
+    pub mean: Tensor,
+    /// Log std broadcast `[B, 1]`.
+    pub log_std: Tensor,
+    /// State value `[B]`.
+    pub value: Tensor,
+}
+
+/// The actor-critic. Inputs are already normalized observations `[B, obs_dim]` and, for
+/// preference networks, objectives `[B, 3]`.
+#[derive(Debug)]
+pub struct ActorCritic {
+    arch: Architecture,
+    actor: Branch,
+    critic: Branch,
+    log_std: Tensor,
+}
+
+impl ActorCritic {
+    /// Creates the variables under `p` (CleanRL's orthogonal init: gain sqrt(2) in hidden
+    /// layers, 0.01 on the action mean, 1 on the value).
+    pub fn new(p: &nn::Path, arch: Architecture) -> Self {
+        let actor = Branch::new(&(p / "pi"), &arch, &arch.pi, "mean", 0.01);
+        let critic = Branch::new(&(p / "vf"), &arch, &arch.vf, "value", 1.0);
+        let log_std = p.var("log_std", &[1], nn::Init::Const(arch.init_log_std));
+        Self {
+            arch,
+            actor,
+            critic,
+            log_std,
+        }
+    }
+
+    /// The architecture.
+    pub fn architecture(&self) -> &Architecture {
+        &self.arch
+    }
+
+    /// The log std parameter `[1]`.
+    pub fn log_std(&self) -> &Tensor {
+        &self.log_std
+    }
+
+    /// Policy mean, log std and value.
+    pub fn forward(&self, obs: &Tensor, objective: Option<&Tensor>) -> PolicyOutput {
+        let mean = self.actor.forward(obs, objective);
+        let value = self.critic.forward(obs, objective).squeeze_dim(-1);
+        let log_std = self.log_std.expand_as(&mean);
+        PolicyOutput {
+            mean,
+            log_std,
+            value,
+        }
+    }
+
+    /// State value only.
+    pub fn value(&self, obs: &Tensor, objective: Option<&Tensor>) -> Tensor {
+        self.critic.forward(obs, objective).squeeze_dim(-1)
+    }
+}
+
+/// Log density of `action` under N(mean, exp(log_std)^2), summed over the action dimension.
+pub fn gaussian_log_prob(action: &Tensor, mean: &Tensor, log_std: &Tensor) -> Tensor {
+    let var = (log_std * 2.0).exp();
+    let sq = (action - mean).square();
+    let lp = -(sq / (var * 2.0)) - log_std - 0.5 * (2.0 * std::f64::consts::PI).ln();
+    lp.sum_dim_intlist(-1, false, Kind::Float)
+}
+
+/// Entropy of N(mean, exp(log_std)^2), summed over the action dimension.
+pub fn gaussian_entropy(log_std: &Tensor) -> Tensor {
+    (log_std + 0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln()).sum_dim_intlist(
+        -1,
+        false,
+        Kind::Float,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tch::Device;
+
+    #[test]
+    fn shapes_and_names_are_stable() {
+        tch::manual_seed(0);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let net = ActorCritic::new(&vs.root(), Architecture::mocc(30));
+        let obs = Tensor::zeros([5, 30], (Kind::Float, Device::Cpu));
+        let w = Tensor::full([5, 3], 1.0 / 3.0, (Kind::Float, Device::Cpu));
+        let out = net.forward(&obs, Some(&w));
+        assert_eq!(out.mean.size(), vec![5, 1]);
+        assert_eq!(out.value.size(), vec![5]);
+        let mut names: Vec<String> = vs.variables().into_keys().collect();
+        names.sort();
+        assert!(
+            names.contains(&"pi.pref.l0.weight".to_string()),
+            "{names:?}"
+        );
+        assert!(names.contains(&"vf.value.bias".to_string()), "{names:?}");
+        assert!(names.contains(&"log_std".to_string()), "{names:?}");
+        let pi_l0 = &vs.variables()["pi.l0.weight"];
+        assert_eq!(pi_l0.size(), vec![64, 30 + 16]);
+    }
+
+    #[test]
+    fn gaussian_formulas_match_hand_values() {
+        let a = Tensor::from_slice(&[1.0f32]).view([1, 1]);
+        let m = Tensor::from_slice(&[0.0f32]).view([1, 1]);
+        let s = Tensor::from_slice(&[0.0f32]).view([1, 1]);
+        // log N(1; 0, 1) = -0.5 - 0.5 ln(2 pi)
+        let expect = -0.5 - 0.5 * (2.0 * std::f64::consts::PI).ln();
+        let lp = gaussian_log_prob(&a, &m, &s).double_value(&[0]);
+        assert!((lp - expect).abs() < 1e-6, "{lp}");
+        let h = gaussian_entropy(&s).double_value(&[0]);
+        assert!((h - (0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln())).abs() < 1e-6);
+    }
+}

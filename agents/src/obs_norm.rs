@@ -1,0 +1,106 @@
+//! Running mean and variance of observations (parallel Welford), frozen at evaluation.
+
+use serde::{Deserialize, Serialize};
+
+/// Running statistics of each observation component.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunningMeanStd {
+    /// Per-component mean.
+    pub mean: Vec<f64>,
+    /// Per-component (population) variance.
+    pub var: Vec<f64>,
+    /// Number of samples folded in (starts at a tiny epsilon, as in SB3).
+    pub count: f64,
+}
+
+/// Normalized values are clipped to +-this (SB3's `clip_obs`).
+pub const OBS_CLIP: f32 = 10.0;
+/// Added to the variance before the square root.
+pub const OBS_EPS: f64 = 1e-8;
+
+impl RunningMeanStd {
+    /// Fresh statistics for `dim` components (mean 0, var 1).
+    pub fn new(dim: usize) -> Self {
+        Self {
+            mean: vec![0.0; dim],
+            var: vec![1.0; dim],
+            count: 1e-4,
+        }
+    }
+
+    /// Number of components.
+    pub fn dim(&self) -> usize {
+        self.mean.len()
+    }
+
+    /// Folds in a batch `[n, dim]` (row-major).
+    pub fn update(&mut self, batch: &[f32]) {
+        let d = self.dim();
+        let n = batch.len() / d;
+        if n == 0 {
+            return;
+        }
+        let nf = n as f64;
+        for j in 0..d {
+            let col = batch.iter().skip(j).step_by(d).map(|&x| f64::from(x));
+            let mean_b = col.clone().sum::<f64>() / nf;
+            let var_b = col.map(|x| (x - mean_b).powi(2)).sum::<f64>() / nf;
+            let delta = mean_b - self.mean[j];
+            let total = self.count + nf;
+            let m2 =
+                self.var[j] * self.count + var_b * nf + delta * delta * self.count * nf / total;
+            self.mean[j] += delta * nf / total;
+            self.var[j] = m2 / total;
+        }
+        self.count += nf;
+    }
+
+    /// Normalizes `src` into `dst` (both `[n, dim]`), clipping to +-`OBS_CLIP`.
+    pub fn normalize(&self, src: &[f32], dst: &mut [f32]) {
+        let d = self.dim();
+        for (row_in, row_out) in src.chunks_exact(d).zip(dst.chunks_exact_mut(d)) {
+            for j in 0..d {
+                let z = (f64::from(row_in[j]) - self.mean[j]) / (self.var[j] + OBS_EPS).sqrt();
+                row_out[j] = (z as f32).clamp(-OBS_CLIP, OBS_CLIP);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_combine_like_one_pass() {
+        let data: Vec<f32> = (0..40).map(|i| ((i * 37) % 11) as f32 * 0.5).collect();
+        let mut a = RunningMeanStd::new(2);
+        a.update(&data[..16]);
+        a.update(&data[16..]);
+        let mut b = RunningMeanStd::new(2);
+        b.update(&data);
+        for j in 0..2 {
+            assert!((a.mean[j] - b.mean[j]).abs() < 1e-9);
+            assert!((a.var[j] - b.var[j]).abs() < 1e-9);
+        }
+        // Against a direct computation (the 1e-4 prior count is negligible).
+        let col: Vec<f64> = data.iter().step_by(2).map(|&x| f64::from(x)).collect();
+        let m = col.iter().sum::<f64>() / col.len() as f64;
+        let v = col.iter().map(|x| (x - m).powi(2)).sum::<f64>() / col.len() as f64;
+        assert!((b.mean[0] - m).abs() < 1e-4 && (b.var[0] - v).abs() < 1e-3);
+    }
+
+    #[test]
+    fn normalize_clips() {
+        let s = RunningMeanStd {
+            mean: vec![1.0],
+            var: vec![4.0],
+            count: 10.0,
+        };
+        let mut out = [0.0f32; 3];
+        s.normalize(&[3.0, 1.0, 1e6], &mut out);
+        assert!((out[0] - 1.0).abs() < 1e-6);
+        assert_eq!(out[1], 0.0);
+        assert_eq!(out[2], OBS_CLIP);
+    }
+}
