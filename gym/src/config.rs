@@ -7,7 +7,7 @@
 
 use crate::error::ScenarioError;
 use crate::reward::RewardKind;
-use mocc_policy::{BaselineMode, FeatureSet, RateRule};
+use mocc_policy::{BaselineMode, FeatureSet, MetricsVersion, RateRule};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -442,6 +442,11 @@ pub struct ScenarioConfig {
     /// Reward of each MI: `aurora` or `mocc`.
     #[serde(default)]
     pub reward: RewardKind,
+    /// Metric definitions: `aurora` (PCC-RL as published: recv rate counts one packet fewer,
+    /// latency ratio 1 before any RTT sample) or `delivered` (the later PCC-RL revision MOCC
+    /// builds on: recv rate = acked / duration, latency ratio 0 before any sample).
+    #[serde(default)]
+    pub metrics: MetricsVersion,
     /// The action rule and rate limits.
     #[serde(default)]
     pub action: RateRule,
@@ -471,6 +476,7 @@ impl Default for ScenarioConfig {
             episode_mis: default_episode_mis(),
             observation: ObservationConfig::default(),
             reward: RewardKind::default(),
+            metrics: MetricsVersion::default(),
             action: RateRule::default(),
             objective: default_objective(),
         }

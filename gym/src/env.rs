@@ -8,7 +8,7 @@ use crate::sim::{Network, Sender, SimCounters};
 use mocc_policy::{MonitorInterval, ObservationBuilder};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// What the agent does for the next MI.
@@ -35,8 +35,11 @@ pub struct StepInfo {
     pub duration_s: f64,
     /// Sending rate over the MI (packets/s).
     pub send_pps: f64,
-    /// Delivered packets per second.
+    /// Acknowledged packets per second.
     pub throughput_pps: f64,
+    /// Throughput as the scenario's metrics version defines it (Aurora's per-MI `recv rate`,
+    /// one packet fewer than acknowledged); the `aurora` reward uses it.
+    pub metric_thr_pps: f64,
     /// Mean RTT (s), 0 without samples.
     pub mean_rtt_s: f64,
     /// Loss ratio.
@@ -71,6 +74,22 @@ pub fn env_rng(seed: u64, index: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(index);
     rng
+}
+
+/// The complete state of an env (RNG, network, history, MI clocks), for exact resume.
+/// The scenario itself is not part of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvSnapshot {
+    index: u64,
+    rng: ChaCha8Rng,
+    net: Network,
+    obs: ObservationBuilder,
+    mi_dur_s: f64,
+    background_mi_dur_s: Vec<f64>,
+    last_mis: Vec<MonitorInterval>,
+    steps: u32,
+    objective: [f64; 3],
+    episode: LinkParams,
 }
 
 /// A single environment (Gymnasium-style, without auto-reset).
@@ -119,6 +138,54 @@ impl Env {
         };
         env.reset(None);
         env
+    }
+
+    /// Captures the whole state.
+    pub fn snapshot(&self) -> EnvSnapshot {
+        EnvSnapshot {
+            index: self.index,
+            rng: self.rng.clone(),
+            net: self.net.clone(),
+            obs: self.obs.clone(),
+            mi_dur_s: self.mi_dur_s,
+            background_mi_dur_s: self.background_mi_dur_s.clone(),
+            last_mis: self.last_mis.clone(),
+            steps: self.steps,
+            objective: self.objective,
+            episode: self.episode,
+        }
+    }
+
+    /// Rebuilds an env of `scenario` from a snapshot taken with the same scenario.
+    pub fn restore(scenario: Arc<Scenario>, snap: EnvSnapshot) -> Result<Self, String> {
+        let senders = scenario.config().senders.len();
+        if snap.net.senders().len() != senders || snap.obs.obs_len() != scenario.obs_len() {
+            return Err(format!(
+                "env {}: snapshot has {} senders and observations of {}, the scenario {} and {}",
+                snap.index,
+                snap.net.senders().len(),
+                snap.obs.obs_len(),
+                senders,
+                scenario.obs_len()
+            ));
+        }
+        let mut net = snap.net;
+        let (outages, trace) = scenario.shared_link_parts();
+        net.link_mut().reattach(outages, trace);
+        Ok(Self {
+            agent: scenario.config().agent_index(),
+            scenario,
+            index: snap.index,
+            rng: snap.rng,
+            net,
+            obs: snap.obs,
+            mi_dur_s: snap.mi_dur_s,
+            background_mi_dur_s: snap.background_mi_dur_s,
+            last_mis: snap.last_mis,
+            steps: snap.steps,
+            objective: snap.objective,
+            episode: snap.episode,
+        })
     }
 
     /// The scenario.
@@ -239,7 +306,8 @@ impl Env {
         let cfg = self.scenario.config();
         let link = self.net.link();
         let outcome = MiOutcome {
-            throughput_pps: mi.throughput_pps(),
+            throughput_pps: cfg.metrics.throughput_pps(&mi),
+            delivered_pps: mi.throughput_pps(),
             mean_rtt_s: mi.avg_latency_s(),
             loss: mi.loss_ratio(),
             capacity_pps: link.capacity_pps(mi.send_start_s, mi.send_end_s),
@@ -254,11 +322,12 @@ impl Env {
             time_s: mi.send_end_s,
             duration_s: mi.send_dur_s(),
             send_pps: mi.send_rate_pps(),
-            throughput_pps: outcome.throughput_pps,
+            throughput_pps: outcome.delivered_pps,
+            metric_thr_pps: outcome.throughput_pps,
             mean_rtt_s: outcome.mean_rtt_s,
             loss: outcome.loss,
             utilization: if outcome.capacity_pps > 0.0 {
-                outcome.throughput_pps / outcome.capacity_pps
+                outcome.delivered_pps / outcome.capacity_pps
             } else {
                 0.0
             },

@@ -19,7 +19,9 @@ pub mod trace;
 pub mod vec_env;
 
 pub use config::{ControllerConfig, Range, ScenarioConfig, SenderConfig, StartRate};
-pub use env::{env_rng, Action, Env, Step, StepInfo, MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS};
+pub use env::{
+    env_rng, Action, Env, EnvSnapshot, Step, StepInfo, MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS,
+};
 pub use error::ScenarioError;
 pub use link::{Link, LinkParams};
 pub use reward::{MiOutcome, RewardKind};

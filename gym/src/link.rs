@@ -9,11 +9,12 @@
 use crate::config::{OutageConfig, ScheduleEntry};
 use crate::trace::Trace;
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// The link parameters in force at some time.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct LinkParams {
     /// Bandwidth, packets/s.
     pub bandwidth_pps: f64,
@@ -35,7 +36,7 @@ pub struct Admission {
 }
 
 /// Piecewise-constant parameter steps within one cycle, already cumulative.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Schedule {
     /// (time within cycle, parameters from then on); the first step is at time 0.
     steps: Vec<(f64, LinkParams)>,
@@ -82,19 +83,21 @@ impl Schedule {
 }
 
 /// Position of the next parameter change.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 struct Cursor {
     cycle: u64,
     idx: usize,
     time_s: f64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 enum Service {
     /// Aurora's queue-delay model.
     Fluid { queue_delay_s: f64, updated_s: f64 },
     /// Delivery opportunities from a trace; `departures` are those of queued packets.
     Trace {
+        /// Not serialized: snapshots re-attach the scenario's trace.
+        #[serde(skip, default = "Trace::placeholder")]
         trace: Arc<Trace>,
         next_opportunity: u64,
         departures: VecDeque<f64>,
@@ -102,12 +105,16 @@ enum Service {
 }
 
 /// The forward bottleneck and the return path of one network.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A serialized link omits the outages and the trace (shared with the scenario); deserialized
+/// links get them back through [`Link::reattach`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Link {
     params: LinkParams,
     latency_noise: f64,
     schedule: Option<Schedule>,
     next_change: Option<Cursor>,
+    #[serde(skip)]
     outages: Option<Arc<[OutageConfig]>>,
     service: Service,
 }
@@ -175,6 +182,14 @@ impl Link {
             idx,
             time_s: s.time_of(cycle, idx),
         })
+    }
+
+    /// Restores the parts a snapshot leaves out: the outages and the trace of the scenario.
+    pub fn reattach(&mut self, outages: Option<Arc<[OutageConfig]>>, trace: Option<Arc<Trace>>) {
+        self.outages = outages.filter(|o| !o.is_empty());
+        if let (Service::Trace { trace: t, .. }, Some(real)) = (&mut self.service, trace) {
+            *t = real;
+        }
     }
 
     /// Parameters in force now (after the last `enter`).

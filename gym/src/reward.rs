@@ -5,8 +5,10 @@ use serde::{Deserialize, Serialize};
 /// What one MI achieved, in the units the rewards use.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct MiOutcome {
-    /// Delivered packets per second (Aurora's `recv rate` / packet bits).
+    /// Throughput as the metrics version defines `recv rate` (packets/s); Aurora's reward uses it.
     pub throughput_pps: f64,
+    /// Acknowledged packets per second; the MOCC reward normalizes it by the capacity.
+    pub delivered_pps: f64,
     /// Mean RTT of the MI's samples (s), 0 without samples.
     pub mean_rtt_s: f64,
     /// Loss ratio of the MI.
@@ -24,7 +26,8 @@ pub enum RewardKind {
     /// `0.001 * (10 * throughput_pps - 1000 * mean_rtt_s - 2000 * loss)` (Aurora).
     #[default]
     Aurora,
-    /// `w_thr * thr/capacity + w_lat * base_rtt/mean_rtt + w_loss * (1 - loss)`, in [0, 1] (MOCC).
+    /// `w_thr * delivered/capacity + w_lat * base_rtt/mean_rtt + w_loss * (1 - loss)`, each
+    /// term clamped to [0, 1] (MOCC).
     Mocc,
 }
 
@@ -47,7 +50,7 @@ pub fn aurora_reward(o: &MiOutcome) -> f64 {
 /// throughput / capacity, base RTT / mean RTT (0 when nothing was acknowledged), 1 - loss.
 pub fn mocc_terms(o: &MiOutcome) -> [f64; 3] {
     let thr = if o.capacity_pps > 0.0 {
-        (o.throughput_pps / o.capacity_pps).clamp(0.0, 1.0)
+        (o.delivered_pps / o.capacity_pps).clamp(0.0, 1.0)
     } else {
         0.0
     };
@@ -84,7 +87,8 @@ mod tests {
     #[test]
     fn mocc_reward_hand_computed_and_bounded() {
         let o = MiOutcome {
-            throughput_pps: 50.0,
+            throughput_pps: 49.0,
+            delivered_pps: 50.0,
             mean_rtt_s: 0.4,
             loss: 0.1,
             capacity_pps: 100.0,
@@ -100,7 +104,7 @@ mod tests {
         };
         assert!((mocc_reward(&silent, &w) - 0.2).abs() < 1e-12);
         let burst = MiOutcome {
-            throughput_pps: 300.0,
+            delivered_pps: 300.0,
             ..o
         };
         assert!(mocc_reward(&burst, &w) <= 1.0);

@@ -84,6 +84,16 @@ impl Scenario {
         Ok(s)
     }
 
+    /// The parts of a link shared with the scenario (outages, trace), for re-attaching.
+    pub(crate) fn shared_link_parts(
+        &self,
+    ) -> (
+        Option<Arc<[crate::config::OutageConfig]>>,
+        Option<Arc<Trace>>,
+    ) {
+        (Some(self.outages.clone()), self.trace.clone())
+    }
+
     /// The validated config.
     pub fn config(&self) -> &ScenarioConfig {
         &self.config
@@ -102,7 +112,12 @@ impl Scenario {
     /// A fresh observation builder for this scenario.
     pub fn observation_builder(&self) -> ObservationBuilder {
         let o = &self.config.observation;
-        ObservationBuilder::new(o.features.clone(), o.history_len, o.latency_baseline)
+        ObservationBuilder::new(
+            o.features.clone(),
+            o.history_len,
+            o.latency_baseline,
+            self.config.metrics,
+        )
     }
 
     /// Observation length (`history_len * features`).

@@ -1,20 +1,38 @@
 //! The event-driven network: senders pacing packets into a shared bottleneck link.
 //!
-//! Events are a sender's next paced send and the arrival of an acknowledgement (or of the
-//! news that a packet was lost, at the time its ack would have arrived). Because the link is
-//! FIFO, each sender's acks mostly arrive in send order; they are kept in a per-sender deque
-//! sorted by arrival time (an out-of-order arrival, caused by latency noise or a delay drop, is
-//! inserted in place), and the next event is the earliest head over all senders. Ties are broken
-//! deterministically: acks before sends, then by sender index, then by sequence.
+//! As in Aurora, every packet makes three events: its paced send, its arrival at the receiver
+//! (which does nothing but can be the event that ends an MI) and the arrival of its ack (or of
+//! the news that it was lost, when its ack would have arrived). Because the link is FIFO, each
+//! sender's arrivals mostly come in send order; they are kept in per-sender deques sorted by
+//! time (an out-of-order arrival, caused by latency noise or a delay drop, is inserted in place),
+//! and the next event is the earliest head over all senders.
+//!
+//! Ties follow Aurora's heap order `(time, sender, type, hop, latency, dropped)`: at equal times
+//! the lower sender index goes first; within a sender, receiver arrivals, then ack arrivals, then
+//! the send; equal-time acks by lower RTT first, then delivered before lost.
 
 use mocc_policy::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 use crate::link::Link;
 
+/// Serializes an `f64` that may be +infinity as an optional number (JSON has no infinity).
+mod infinite_as_none {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        v.is_finite().then_some(*v).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+    }
+}
+
 /// How a sender's rate evolves between MIs (besides the agent's actions).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Pacing {
     /// Paces at `rate_pps` continuously.
     Continuous,
@@ -27,16 +45,22 @@ pub enum Pacing {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 struct InFlight {
     arrival_s: f64,
     rtt_s: f64,
-    seq: u64,
     lost: bool,
 }
 
+impl InFlight {
+    /// Aurora's order among ack arrivals: time, then RTT, then delivered before lost.
+    fn precedes_or_ties(&self, other: &InFlight) -> bool {
+        (self.arrival_s, self.rtt_s, self.lost) <= (other.arrival_s, other.rtt_s, other.lost)
+    }
+}
+
 /// Counters of the MI in progress.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 struct MiCounters {
     start_s: f64,
     sent: u64,
@@ -46,7 +70,7 @@ struct MiCounters {
 }
 
 /// Lifetime totals of a sender (for conservation checks and summaries).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SenderTotals {
     /// Packets sent.
     pub sent: u64,
@@ -57,16 +81,17 @@ pub struct SenderTotals {
 }
 
 /// One sender: its pacing clock, in-flight packets and MI statistics.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sender {
     rate_pps: f64,
     pacing: Pacing,
     start_s: f64,
     next_send_s: f64,
-    next_seq: u64,
+    at_receiver: VecDeque<f64>,
     inflight: VecDeque<InFlight>,
     mi: MiCounters,
     totals: SenderTotals,
+    #[serde(with = "infinite_as_none")]
     mi_end_s: f64,
 }
 
@@ -79,7 +104,7 @@ impl Sender {
             pacing,
             start_s,
             next_send_s: start_s + 1.0 / rate_pps,
-            next_seq: 0,
+            at_receiver: VecDeque::new(),
             inflight: VecDeque::new(),
             mi: MiCounters {
                 start_s,
@@ -96,7 +121,7 @@ impl Sender {
         self.pacing = pacing;
         self.start_s = start_s;
         self.next_send_s = start_s + 1.0 / rate_pps;
-        self.next_seq = 0;
+        self.at_receiver.clear();
         self.inflight.clear();
         self.mi.start_s = start_s;
         self.mi.sent = 0;
@@ -149,13 +174,35 @@ impl Sender {
 
     fn push_inflight(&mut self, p: InFlight) {
         match self.inflight.back() {
-            Some(last) if last.arrival_s > p.arrival_s => {
-                let at = self
-                    .inflight
-                    .partition_point(|q| q.arrival_s <= p.arrival_s);
+            Some(last) if !last.precedes_or_ties(&p) => {
+                let at = self.inflight.partition_point(|q| q.precedes_or_ties(&p));
                 self.inflight.insert(at, p);
             }
             _ => self.inflight.push_back(p),
+        }
+    }
+
+    fn push_at_receiver(&mut self, t: f64) {
+        match self.at_receiver.back() {
+            Some(&last) if last > t => {
+                let at = self.at_receiver.partition_point(|&q| q <= t);
+                self.at_receiver.insert(at, t);
+            }
+            _ => self.at_receiver.push_back(t),
+        }
+    }
+
+    /// This sender's next event: receiver arrivals, then acks, then the send at equal times.
+    #[inline]
+    fn next_event(&self) -> (f64, EventKind) {
+        let recv = self.at_receiver.front().copied().unwrap_or(f64::INFINITY);
+        let ack = self.inflight.front().map_or(f64::INFINITY, |p| p.arrival_s);
+        if recv <= ack && recv <= self.next_send_s && recv.is_finite() {
+            (recv, EventKind::Receiver)
+        } else if ack <= self.next_send_s && ack.is_finite() {
+            (ack, EventKind::Ack)
+        } else {
+            (self.next_send_s, EventKind::Send)
         }
     }
 
@@ -193,21 +240,22 @@ impl Sender {
 /// Which kind of event comes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EventKind {
+    Receiver,
     Ack,
     Send,
 }
 
 /// Counters of simulation work (for benchmarks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SimCounters {
-    /// Events processed (sends and ack/loss arrivals).
+    /// Events processed (sends, receiver arrivals, ack/loss arrivals).
     pub events: u64,
     /// Packets sent.
     pub packets: u64,
 }
 
 /// A bottleneck link shared by senders, advanced in event time.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Network {
     link: Link,
     senders: Vec<Sender>,
@@ -242,6 +290,11 @@ impl Network {
         &self.link
     }
 
+    /// The link, mutably (to re-attach shared parts after deserialization).
+    pub fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
+    }
+
     /// The senders.
     pub fn senders(&self) -> &[Sender] {
         &self.senders
@@ -262,20 +315,14 @@ impl Network {
         self.senders[i].mi_end_s = end_s;
     }
 
-    /// The next event: earliest time, acks before sends, then lowest sender index.
+    /// The next event: earliest time, then lowest sender index (then the sender's own order).
     #[inline]
     fn next_event(&self) -> (f64, usize, EventKind) {
         let mut best = (f64::INFINITY, usize::MAX, EventKind::Send);
         for (i, s) in self.senders.iter().enumerate() {
-            if let Some(head) = s.inflight.front() {
-                if head.arrival_s < best.0
-                    || (head.arrival_s == best.0 && best.2 == EventKind::Send)
-                {
-                    best = (head.arrival_s, i, EventKind::Ack);
-                }
-            }
-            if s.next_send_s < best.0 {
-                best = (s.next_send_s, i, EventKind::Send);
+            let (t, kind) = s.next_event();
+            if t < best.0 {
+                best = (t, i, kind);
             }
         }
         best
@@ -294,12 +341,10 @@ impl Network {
         let at_receiver = t + adm.latency_s;
         let back = self.link.return_latency(at_receiver, rng);
         let sender = &mut self.senders[i];
-        let seq = sender.next_seq;
-        sender.next_seq += 1;
+        sender.push_at_receiver(at_receiver);
         sender.push_inflight(InFlight {
             arrival_s: at_receiver + back,
             rtt_s: adm.latency_s + back,
-            seq,
             lost: adm.dropped,
         });
         self.counters.packets += 1;
@@ -325,6 +370,9 @@ impl Network {
             debug_assert!(t >= self.now_s, "time went backwards: {t} < {}", self.now_s);
             self.now_s = t;
             match kind {
+                EventKind::Receiver => {
+                    self.senders[i].at_receiver.pop_front();
+                }
                 EventKind::Ack => self.senders[i].on_ack(),
                 EventKind::Send => self.send(i, t, rng),
             }

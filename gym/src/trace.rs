@@ -4,6 +4,7 @@
 
 use crate::error::ScenarioError;
 use std::path::Path;
+use std::sync::Arc;
 
 /// A parsed trace.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +71,14 @@ impl Trace {
     pub fn from_millis(ms: &[u64]) -> Result<Self, ScenarioError> {
         let text: String = ms.iter().map(|t| format!("{t}\n")).collect();
         Self::parse(&text, Path::new("<generated>"))
+    }
+
+    /// A one-opportunity trace standing in until a deserialized link is re-attached.
+    pub(crate) fn placeholder() -> Arc<Self> {
+        Arc::new(Self {
+            opportunities_s: vec![1.0],
+            period_s: 1.0,
+        })
     }
 
     /// Repetition period (s).

@@ -6,7 +6,7 @@
 //! next episode. Each env owns its RNG (seed, env index), so results do not depend on the number
 //! of threads.
 
-use crate::env::{Action, Env, StepInfo};
+use crate::env::{Action, Env, EnvSnapshot, StepInfo};
 use crate::scenario::Scenario;
 use crate::sim::SimCounters;
 use rayon::prelude::*;
@@ -163,6 +163,33 @@ impl VecEnv {
                 packets: acc.packets + c.packets,
             }
         })
+    }
+
+    /// Captures every env's state.
+    pub fn snapshot(&self) -> Vec<EnvSnapshot> {
+        self.envs.iter().map(Env::snapshot).collect()
+    }
+
+    /// Restores every env from snapshots of a batch of the same size and scenario.
+    pub fn restore(&mut self, snaps: Vec<EnvSnapshot>) -> Result<(), VecEnvError> {
+        if snaps.len() != self.envs.len() {
+            return Err(VecEnvError::Shape {
+                what: "env snapshots",
+                expected: self.envs.len(),
+                got: snaps.len(),
+            });
+        }
+        let scenario = self.envs[0].scenario().clone();
+        let envs = snaps
+            .into_iter()
+            .map(|s| Env::restore(scenario.clone(), s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(VecEnvError::Setup)?;
+        self.envs = envs;
+        self.final_obs.fill(0.0);
+        self.gather_observations();
+        self.gather_objectives();
+        Ok(())
     }
 
     /// Resets every env; env `i` is reseeded with (seed, i). Returns the observations.

@@ -2,6 +2,7 @@
 //! follows Gymnasium's same-step convention.
 
 use mocc_gym::{Action, Env, Scenario, ScenarioConfig, StepInfo, VecEnv};
+use mocc_policy::MetricsVersion;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -28,6 +29,7 @@ fn info_bits(i: &StepInfo) -> Vec<u64> {
         i.duration_s,
         i.send_pps,
         i.throughput_pps,
+        i.metric_thr_pps,
         i.mean_rtt_s,
         i.loss,
         i.utilization,
@@ -182,11 +184,39 @@ fn vec_env_rows_do_not_depend_on_batch_size() {
     }
 }
 
-/// The observation of a fresh episode: every row is the features of an empty MI under the
-/// empty baseline. Aurora's features: sent latency inflation 0, latency ratio 0 / 1e4 = 0,
-/// send ratio 1 (nothing acknowledged).
-fn fresh_observation(history_len: usize) -> Vec<f32> {
-    [0.0f32, 0.0, 1.0].repeat(history_len)
+/// The observation of a fresh episode: every row is the features of an empty MI (all counts and
+/// durations 0) under the empty baseline, for Aurora's features `sent latency inflation,
+/// latency ratio, send ratio`:
+/// - sent latency inflation: no RTT samples -> latency increase 0, over a 0 s send dur -> 0;
+/// - latency ratio: `aurora` metrics have baseline 0 before any sample -> ratio 1 (PCC-RL's
+///   published guard); `delivered` metrics have baseline 1e4 s -> 0 / 1e4 = 0;
+/// - send ratio: the recv rate of a 0 s MI is 0 (not positive) -> 1, in both versions.
+fn fresh_observation(version: MetricsVersion, history_len: usize) -> Vec<f32> {
+    let latency_ratio = match version {
+        MetricsVersion::Aurora => 1.0f32,
+        MetricsVersion::Delivered => 0.0,
+    };
+    [0.0f32, latency_ratio, 1.0].repeat(history_len)
+}
+
+#[test]
+fn fresh_observation_follows_the_metrics_version() {
+    assert_eq!(ScenarioConfig::default().metrics, MetricsVersion::Aurora);
+    for version in [MetricsVersion::Aurora, MetricsVersion::Delivered] {
+        let cfg = ScenarioConfig {
+            metrics: version,
+            ..ScenarioConfig::default()
+        };
+        let s = Arc::new(Scenario::new(cfg, None).unwrap());
+        let mut env = Env::new(s.clone(), 4, 1);
+        let fresh = fresh_observation(version, 10);
+        assert_eq!(env.observation(), &fresh[..], "{version:?}");
+        env.step(Action::Delta(0.0));
+        env.reset(None);
+        assert_eq!(env.observation(), &fresh[..], "{version:?} after reset");
+        let v = VecEnv::new(s, 2, 4, 1).unwrap();
+        assert_eq!(v.observations(), &fresh.repeat(2)[..], "{version:?} VecEnv");
+    }
 }
 
 #[test]
@@ -199,7 +229,7 @@ fn auto_reset_matches_single_envs() {
     let mut singles: Vec<Env> = (0..n)
         .map(|i| Env::new(s.clone(), seed, i as u64))
         .collect();
-    let fresh = fresh_observation(10);
+    let fresh = fresh_observation(MetricsVersion::Aurora, 10);
     assert_eq!(v.obs_len(), 30);
     for (i, e) in singles.iter().enumerate() {
         assert_eq!(e.observation(), &fresh[..]);
@@ -283,4 +313,31 @@ fn vec_env_rejects_bad_shapes() {
     let mut v = VecEnv::new(s, 2, 1, 1).unwrap();
     let e = v.step(&[0.0]).unwrap_err();
     assert!(e.to_string().contains("actions"), "{e}");
+}
+
+#[test]
+fn snapshot_restore_continues_bit_identically() {
+    use mocc_gym::{Scenario, ScenarioConfig, VecEnv};
+    let yaml = "link: {schedule: [{time_s: 3, bandwidth_pps: 150}], schedule_period_s: 6, \
+                outages: [{start_s: 2, duration_s: 0.2, period_s: 5}]}\nepisode_mis: 60\n";
+    let s = std::sync::Arc::new(
+        Scenario::from_yaml_str(yaml, std::path::Path::new("snap.yaml")).unwrap(),
+    );
+    let _ = ScenarioConfig::default();
+    let mut a = VecEnv::new(s.clone(), 3, 5, 1).unwrap();
+    let actions =
+        |k: usize| -> Vec<f32> { (0..3).map(|i| ((k * 7 + i) % 5) as f32 - 2.0).collect() };
+    for k in 0..50 {
+        a.step(&actions(k)).unwrap();
+    }
+    let json = serde_json::to_string(&a.snapshot()).unwrap();
+    let mut b = VecEnv::new(s.clone(), 3, 999, 2).unwrap();
+    b.restore(serde_json::from_str(&json).unwrap()).unwrap();
+    assert_eq!(a.observations(), b.observations());
+    for k in 50..200 {
+        let ra: Vec<f32> = a.step(&actions(k)).unwrap().rewards.to_vec();
+        let rb: Vec<f32> = b.step(&actions(k)).unwrap().rewards.to_vec();
+        assert_eq!(ra, rb, "step {k}");
+        assert_eq!(a.observations(), b.observations(), "step {k}");
+    }
 }

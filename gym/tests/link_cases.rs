@@ -258,41 +258,64 @@ fn random_loss_one_drops_everything_and_leaves_queue_empty() {
 }
 
 /// bw 64 pkt/s, queue 2, delay 1/16 s, sender 128 pkt/s: every time is a multiple of 1/128 s,
-/// so the whole run is exact.
+/// so the whole run is exact. Times below are in units of 1/128 s.
 ///
-/// Packet k is sent at k/128. k=1: c=0 (RTT 16/128); k=2: c=1/128 (RTT 17/128, queue 3/128);
-/// k=3: c=2/128, 2+2 = 4 is not > 4 -> admitted (RTT 18/128, queue 4/128); then every even k
-/// finds c=3/128 and is dropped, every odd k finds c=2/128 and is admitted with RTT 18/128.
-/// Resolution times (in 1/128 s): k=1: 17, k=2: 19, k=3: 21, even k >= 4 (lost): k+19, odd
-/// k >= 5 (acked): k+18 -- a lost packet and the next acked one resolve at the same time.
-#[test]
-fn power_of_two_run_is_hand_computed_exactly() {
+/// Packet k is sent at k (k >= 1). One-way delay 8, service time 1/bw = 2, queue/bw = 4; the
+/// queue delay drains 1 per unit. k=1: c=0, forward latency 8, queue 2; k=2: c=1, latency 9,
+/// queue 3; k=3: c=2, 2+2 = 4 is not > 4 -> admitted, latency 10, queue 4; then every even k
+/// finds c=3 (3+2 > 4) and is dropped, its latency still delay + c = 11, and every odd k finds
+/// c=2 and is admitted with latency 10. The return path adds 8.
+///
+/// Receiver arrivals (k + forward latency): k=1: 9, k=2: 11, k=3: 13, even k >= 4: k+11, odd
+/// k >= 5: k+10. Ack/loss arrivals (k + RTT): k=1: 17 (RTT 16), k=2: 19 (17), k=3: 21 (18),
+/// even k >= 4 (lost, "RTT" 19): k+19, odd k >= 5 (acked, RTT 18): k+18. So every receiver
+/// and ack/loss arrival is at an odd time; from 15 on two receiver arrivals share each odd
+/// time (even k = T-11, odd k = T-10), and from 23 on the ack of odd k = T-18 and the loss of
+/// even k = T-19 share it too. Aurora's order at equal times: receiver arrivals, then acks by
+/// lower RTT (the ack, RTT 18, before the loss, 19), then the send.
+fn power_of_two_net() -> Network {
     let link = Link::fixed(LinkParams {
         bandwidth_pps: 64.0,
         delay_s: 0.0625,
         queue_pkts: 2.0,
         loss: 0.0,
     });
-    let mut net = Network::new(link, vec![Sender::new(128.0, Pacing::Continuous, 0.0)]);
+    Network::new(link, vec![Sender::new(128.0, Pacing::Continuous, 0.0)])
+}
+
+#[test]
+fn power_of_two_run_is_hand_computed_exactly() {
+    let mut net = power_of_two_net();
     let mut rng = ChaCha8Rng::seed_from_u64(0);
-    // End between event times; the crossing event is at 1281/128: the loss news of k=1262
-    // (acks come before sends, and the lost packet is ahead of k=1263 in the deque).
+    // End at 1280.5, between event times. The last event before it is the send of k=1280 (even
+    // times hold only sends); the crossing event is the first event at 1281: a receiver arrival
+    // (of k=1270 or k=1271), which precedes the ack of k=1263 and the loss of k=1262 there.
     net.run_until(10.0 + 1.0 / 256.0, &mut rng, |_, _| {});
     assert_eq!(net.now_s(), 1281.0 / 128.0);
     let s = &net.senders()[0];
     let t = s.totals();
     // Sends k = 1..=1280.
     assert_eq!(t.sent, 1280);
-    // Acked: k = 1, 2, 3 and odd k in [5, 1261] (629 of them).
+    // Acked by 1279: k = 1, 2, 3 and odd k with k+18 <= 1279, i.e. k in [5, 1261] (629).
     assert_eq!(t.acked, 3 + 629);
-    // Lost: even k in [4, 1260] (629) plus the crossing event (k = 1262).
-    assert_eq!(t.lost, 629 + 1);
-    assert_eq!(s.in_flight(), 1280 - 632 - 630);
+    // Lost by 1279: even k with k+19 <= 1279, i.e. k in [4, 1260] (629); the loss of k=1262
+    // at 1281 comes after the crossing receiver arrival and is not processed.
+    assert_eq!(t.lost, 629);
+    // In flight: the acks of odd k in [1263, 1279] (9) and losses of even k in [1262, 1280]
+    // (10).
+    assert_eq!(s.in_flight(), 1280 - 632 - 629);
+    assert_eq!(s.in_flight(), 19);
+    // Events: 1280 sends, 632 + 629 ack/loss arrivals and the receiver arrivals up to 1279
+    // (k = 1, 2, 3, even k + 11 <= 1279 -> k in [4, 1268]: 633, odd k + 10 <= 1279 -> k in
+    // [5, 1269]: 633) plus the crossing one at 1281: 3 + 633 + 633 + 1 = 1270.
+    let c = net.counters();
+    assert_eq!(c.packets, 1280);
+    assert_eq!(c.events, 1280 + (632 + 629) + 1270);
     let now = net.now_s();
     let mi = net.senders_mut()[0].close_mi(now);
     assert_eq!(pkts(mi.bytes_sent), 1280.0);
     assert_eq!(pkts(mi.bytes_acked), 632.0);
-    assert_eq!(pkts(mi.bytes_lost), 630.0);
+    assert_eq!(pkts(mi.bytes_lost), 629.0);
     assert_eq!(mi.rtt.count, 632);
     let (r1, r2, r3) = (16.0 / 128.0, 17.0 / 128.0, 18.0 / 128.0);
     let mean = (r1 + r2 + 630.0 * r3) / 632.0;
@@ -301,42 +324,81 @@ fn power_of_two_run_is_hand_computed_exactly() {
     let first = (r1 + r2 + 314.0 * r3) / 316.0;
     assert!((mi.rtt.first_half_mean_s - first).abs() < 1e-15);
     assert!((mi.rtt.second_half_mean_s - r3).abs() < 1e-15);
+
+    // One more event time: the rest of 1281 (the other receiver arrival, the ack of k=1263, the
+    // loss of k=1262, the send of k=1281), then the crossing send of k=1282 at 1282.
+    net.run_until(now + 1.0 / 256.0, &mut rng, |_, _| {});
+    let now = net.now_s();
+    assert_eq!(now, 1282.0 / 128.0);
+    let mi = net.senders_mut()[0].close_mi(now);
+    assert_eq!(
+        (
+            pkts(mi.bytes_sent),
+            pkts(mi.bytes_acked),
+            pkts(mi.bytes_lost)
+        ),
+        (2.0, 1.0, 1.0)
+    );
+    assert_eq!(mi.rtt.mean_s, r3);
+    assert_eq!(net.counters().events, 3811 + 5);
 }
 
 #[test]
 fn power_of_two_rtt_sequence_in_order() {
-    let link = Link::fixed(LinkParams {
-        bandwidth_pps: 64.0,
-        delay_s: 0.0625,
-        queue_pkts: 2.0,
-        loss: 0.0,
-    });
-    let mut net = Network::new(link, vec![Sender::new(128.0, Pacing::Continuous, 0.0)]);
+    let mut net = power_of_two_net();
     let mut rng = ChaCha8Rng::seed_from_u64(0);
-    let mut rtts = Vec::new();
+    // (time of the MI's end, RTT) of each ack, and (time, count) of each loss report.
+    let mut acks = Vec::new();
     let mut lost = Vec::new();
-    // One event time per call (end = now + 1/512, between event times 1/128 apart).
+    // Each call ends at now + 1/512, between event times 1/128 apart, so it processes the
+    // events left at the current time plus the first event of the next one. From 9 on the
+    // first event of an odd time is a receiver arrival (before 9 odd times hold only a send),
+    // and even times hold only a send, so the acks and losses of odd time T all fall in the
+    // MI that ends with the send at T+1.
     while net.now_s() < 1.0 {
         let before = net.now_s();
         net.run_until(before + 1.0 / 512.0, &mut rng, |_, _| {});
         let now = net.now_s();
         let mi = net.senders_mut()[0].close_mi(now);
-        assert!(mi.rtt.count <= 1, "one ack per event time: {mi:?}");
+        assert!(mi.rtt.count <= 1, "at most one ack per event time: {mi:?}");
         if mi.rtt.count == 1 {
-            rtts.push(mi.rtt.mean_s);
+            acks.push((now * 128.0, mi.rtt.mean_s));
         }
         if mi.bytes_lost > 0.0 {
             lost.push((now * 128.0, pkts(mi.bytes_lost)));
         }
     }
-    assert_eq!(&rtts[..3], &[16.0 / 128.0, 17.0 / 128.0, 18.0 / 128.0]);
-    assert!(rtts[3..].iter().all(|&r| r == 18.0 / 128.0), "{rtts:?}");
-    // The first loss (k=4) is reported at (4 + 19)/128, then one every 2/128 s.
-    assert_eq!(lost[0], (23.0, 1.0));
+    // Acks at 17, 19, 21 (RTT 16, 17, 18) are reported at 18, 20, 22; then the ack of odd
+    // k >= 5 at k+18 is reported at k+19, every 2 units, always with RTT 18.
+    assert_eq!(
+        &acks[..3],
+        &[
+            (18.0, 16.0 / 128.0),
+            (20.0, 17.0 / 128.0),
+            (22.0, 18.0 / 128.0)
+        ]
+    );
+    for (j, &(t, r)) in acks[3..].iter().enumerate() {
+        assert_eq!((t, r), (24.0 + 2.0 * j as f64, 18.0 / 128.0), "{acks:?}");
+    }
+    // The first loss (k=4) arrives at 4 + 19 = 23 and is reported at 24, in the same MI as
+    // the ack of k=5; then one every 2 units, always alongside an ack.
+    assert_eq!(lost[0], (24.0, 1.0));
     for w in lost.windows(2) {
         assert_eq!(w[1].0 - w[0].0, 2.0, "{lost:?}");
         assert_eq!(w[1].1, 1.0);
     }
+    assert_eq!(
+        &acks[3..].iter().map(|a| a.0).collect::<Vec<_>>(),
+        &lost.iter().map(|l| l.0).collect::<Vec<_>>()
+    );
+    // The loop stops at the first MI ending at or after 128: the send of k=128 ends the MI
+    // that reports the arrivals at 127 (the ack of k=109, the loss of k=108).
+    assert_eq!(net.now_s(), 1.0);
+    assert_eq!(*acks.last().unwrap(), (128.0, 18.0 / 128.0));
+    assert_eq!(*lost.last().unwrap(), (128.0, 1.0));
+    assert_eq!(acks.len(), 3 + 53);
+    assert_eq!(lost.len(), 53);
 }
 
 fn aurora_env(seed: u64) -> Env {
@@ -410,9 +472,22 @@ fn env_steady_state_matches_the_link_model() {
             // Then the MI lasts half an RTT (plus the wait for the crossing event).
             assert!(i.duration_s >= 0.05 - 1e-12);
         }
-        // Aurora's reward from the MI's own statistics.
-        let r = 0.001 * (10.0 * i.throughput_pps - 1000.0 * i.mean_rtt_s - 2000.0 * i.loss);
+        // `throughput_pps` is the delivered rate, acked / duration. The default `aurora`
+        // metrics' recv rate counts one packet fewer: 8 * (bytes_acked - 1500) / dur in bits,
+        // i.e. (acked - 1) / dur packets/s = throughput_pps - 1 / dur (negative when nothing
+        // was acknowledged).
+        assert!(i.duration_s > 0.0, "{i:?}");
+        let acked_pkts = (i.throughput_pps * i.duration_s).round();
+        assert!(
+            (i.throughput_pps - acked_pkts / i.duration_s).abs() < 1e-9,
+            "{i:?}"
+        );
+        let metric = (acked_pkts - 1.0) / i.duration_s;
+        assert!((i.metric_thr_pps - metric).abs() < 1e-9, "{i:?}");
+        // Aurora's reward from the MI's own statistics, with the metric throughput.
+        let r = 0.001 * (10.0 * i.metric_thr_pps - 1000.0 * i.mean_rtt_s - 2000.0 * i.loss);
         assert!((s.reward - r).abs() < 1e-12 && s.reward == i.reward);
+        // The utilization is the delivered rate over the capacity.
         assert!((i.utilization - i.throughput_pps / BW).abs() < 1e-12);
         acked += i.throughput_pps * i.duration_s;
         dur += i.duration_s;

@@ -20,12 +20,13 @@ fn link_params() -> impl Strategy<Value = LinkParams> {
     })
 }
 
-fn info_fields(i: &StepInfo) -> [f64; 11] {
+fn info_fields(i: &StepInfo) -> [f64; 12] {
     [
         i.time_s,
         i.duration_s,
         i.send_pps,
         i.throughput_pps,
+        i.metric_thr_pps,
         i.mean_rtt_s,
         i.loss,
         i.utilization,
@@ -169,6 +170,27 @@ proptest! {
                 "step {}: MOCC reward {} outside [0, 1]", k, step.reward
             );
             prop_assert_eq!(step.reward, i.reward);
+            // Default (`aurora`) metrics: the metric throughput counts one acknowledged packet
+            // fewer than the delivered rate, (acked - 1) / dur = throughput_pps - 1 / dur.
+            prop_assert!(i.duration_s > 0.0, "step {}: {:?}", k, i);
+            prop_assert!(
+                (i.metric_thr_pps - (i.throughput_pps - 1.0 / i.duration_s)).abs()
+                    <= 1e-9 * (1.0 + i.throughput_pps.abs() + 1.0 / i.duration_s),
+                "step {}: {:?}", k, i
+            );
+            // The MOCC reward uses the delivered rate over the capacity (the utilization),
+            // base RTT over mean RTT (0 without samples) and 1 - loss, each clamped to [0, 1].
+            let w = env.objective();
+            let lat = if i.mean_rtt_s > 0.0 {
+                (i.base_rtt_s / i.mean_rtt_s).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let expected = w[0] * i.utilization.clamp(0.0, 1.0) + w[1] * lat + w[2] * (1.0 - i.loss);
+            prop_assert!(
+                (step.reward - expected).abs() < 1e-12,
+                "step {}: reward {} vs {}", k, step.reward, expected
+            );
             check_network_step(env.network(), prev)?;
             prev = i.time_s;
             if step.truncated {

@@ -10,8 +10,49 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
 
-/// Baseline latency Aurora reports before any RTT sample was seen (s).
+/// Baseline latency the `delivered` metrics report before any RTT sample was seen (s).
 pub const NO_BASELINE_LATENCY_S: f64 = 1e4;
+
+/// Which revision of PCC-RL's metric definitions to follow (they differ in two guards).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricsVersion {
+    /// PCC-RL as published with Aurora: `recv rate = 8 * (bytes_acked - packet) / dur` (one
+    /// packet fewer than acknowledged, negative when nothing was), and a baseline of 0 before
+    /// any RTT sample, so `latency ratio` is 1 then.
+    #[default]
+    Aurora,
+    /// The later PCC-RL revision (the code MOCC builds on): `recv rate = 8 * bytes_acked / dur`,
+    /// and a baseline of 1e4 s before any RTT sample, so `latency ratio` is 0 then.
+    Delivered,
+}
+
+impl MetricsVersion {
+    /// The `recv rate` metric in bits per second (0 for an empty interval).
+    pub fn recv_rate_bps(self, mi: &MonitorInterval) -> f64 {
+        let dur = mi.recv_dur_s();
+        if dur <= 0.0 {
+            return 0.0;
+        }
+        match self {
+            MetricsVersion::Aurora => 8.0 * (mi.bytes_acked - crate::mi::BYTES_PER_PACKET) / dur,
+            MetricsVersion::Delivered => 8.0 * mi.bytes_acked / dur,
+        }
+    }
+
+    /// The `recv rate` metric in packets per second.
+    pub fn throughput_pps(self, mi: &MonitorInterval) -> f64 {
+        self.recv_rate_bps(mi) / (8.0 * crate::mi::BYTES_PER_PACKET)
+    }
+
+    /// The baseline reported before any RTT sample (s).
+    pub fn empty_baseline_s(self) -> f64 {
+        match self {
+            MetricsVersion::Aurora => 0.0,
+            MetricsVersion::Delivered => NO_BASELINE_LATENCY_S,
+        }
+    }
+}
 
 /// One observation feature, named as in Aurora.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -100,10 +141,10 @@ impl Feature {
     }
 
     /// The unscaled metric of `mi`, given the latency baseline in force after `mi`.
-    pub fn value(self, mi: &MonitorInterval, baseline_s: f64) -> f64 {
+    pub fn value(self, mi: &MonitorInterval, baseline_s: f64, version: MetricsVersion) -> f64 {
         match self {
             Feature::SendRate => mi.send_rate_bps(),
-            Feature::RecvRate => mi.recv_rate_bps(),
+            Feature::RecvRate => version.recv_rate_bps(mi),
             Feature::SendDur => mi.send_dur_s(),
             Feature::RecvDur => mi.recv_dur_s(),
             Feature::AvgLatency => mi.avg_latency_s(),
@@ -124,7 +165,7 @@ impl Feature {
                 }
             }
             Feature::SendRatio => {
-                let thr = mi.recv_rate_bps();
+                let thr = version.recv_rate_bps(mi);
                 let send = mi.send_rate_bps();
                 if thr > 0.0 && send < 1000.0 * thr {
                     send / thr
@@ -226,9 +267,15 @@ impl FeatureSet {
     }
 
     /// Writes the scaled observation row of `mi` into `out` (length `len()`).
-    pub fn write_row(&self, mi: &MonitorInterval, baseline_s: f64, out: &mut [f32]) {
+    pub fn write_row(
+        &self,
+        mi: &MonitorInterval,
+        baseline_s: f64,
+        version: MetricsVersion,
+        out: &mut [f32],
+    ) {
         for (slot, f) in out.iter_mut().zip(&self.features) {
-            *slot = (f.value(mi, baseline_s) / f.scale()) as f32;
+            *slot = (f.value(mi, baseline_s, version) / f.scale()) as f32;
         }
     }
 }
@@ -262,18 +309,20 @@ pub enum BaselineMode {
 }
 
 /// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyBaseline {
     mode: BaselineMode,
+    version: MetricsVersion,
     conn_min: Option<f64>,
     window: VecDeque<(f64, f64)>,
 }
 
 impl LatencyBaseline {
     /// A fresh connection.
-    pub fn new(mode: BaselineMode) -> Self {
+    pub fn new(mode: BaselineMode, version: MetricsVersion) -> Self {
         Self {
             mode,
+            version,
             conn_min: None,
             window: VecDeque::new(),
         }
@@ -285,16 +334,17 @@ impl LatencyBaseline {
         self.window.clear();
     }
 
-    /// The baseline without updating it: `NO_BASELINE_LATENCY_S` before any sample.
+    /// The baseline without updating it (the version's empty baseline before any sample).
     pub fn current(&self) -> f64 {
+        let empty = self.version.empty_baseline_s();
         match self.mode {
-            BaselineMode::ConnectionMin => self.conn_min.unwrap_or(NO_BASELINE_LATENCY_S),
+            BaselineMode::ConnectionMin => self.conn_min.unwrap_or(empty),
             BaselineMode::WindowedMin { .. } => self
                 .window
                 .iter()
                 .map(|&(_, lat)| lat)
                 .reduce(f64::min)
-                .unwrap_or(NO_BASELINE_LATENCY_S),
+                .unwrap_or(empty),
         }
     }
 
@@ -354,14 +404,32 @@ mod tests {
         ));
     }
 
+    const A: MetricsVersion = MetricsVersion::Aurora;
+    const D: MetricsVersion = MetricsVersion::Delivered;
+
     #[test]
-    fn empty_interval_matches_aurora_guards() {
+    fn empty_interval_matches_both_versions_guards() {
         let empty = MonitorInterval::default();
         let set = FeatureSet::aurora();
         let mut row = [9.0f32; 3];
-        set.write_row(&empty, NO_BASELINE_LATENCY_S, &mut row);
-        // sent latency inflation 0, latency ratio 0 / 1e4 = 0, send ratio 1.
+        // Aurora: baseline 0 -> latency ratio 1.
+        set.write_row(&empty, A.empty_baseline_s(), A, &mut row);
+        assert_eq!(row, [0.0, 1.0, 1.0]);
+        // Delivered: baseline 1e4 -> latency ratio 0 / 1e4 = 0.
+        set.write_row(&empty, D.empty_baseline_s(), D, &mut row);
         assert_eq!(row, [0.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn aurora_recv_rate_counts_one_packet_less() {
+        // 0.5 s, 5 packets acked: Aurora counts 4 -> 8 pkt/s; delivered 10 pkt/s.
+        let m = mi(0.0, 0.5, 10.0, 5.0, &[0.1]);
+        assert_eq!(A.throughput_pps(&m), 8.0);
+        assert_eq!(D.throughput_pps(&m), 10.0);
+        // Nothing acked: Aurora's value is negative, and send ratio falls back to 1.
+        let none = mi(0.0, 0.5, 3.0, 0.0, &[]);
+        assert_eq!(A.throughput_pps(&none), -2.0);
+        assert_eq!(Feature::SendRatio.value(&none, 0.1, A), 1.0);
     }
 
     #[test]
@@ -369,26 +437,33 @@ mod tests {
         // 0.5 s MI, 10 sent, 5 acked, RTTs 0.1,0.1,0.2,0.2 -> increase 0.1, inflation 0.2/s.
         let m = mi(0.0, 0.5, 10.0, 5.0, &[0.1, 0.1, 0.2, 0.2]);
         let eps = 1e-12;
-        assert!((Feature::SentLatencyInflation.value(&m, 0.1) - 0.2).abs() < eps);
-        assert!((Feature::LatencyRatio.value(&m, 0.1) - 1.5).abs() < eps);
-        assert!((Feature::SendRatio.value(&m, 0.1) - 2.0).abs() < eps);
-        assert_eq!(Feature::SendRate.value(&m, 0.1), 8.0 * 10.0 * 1500.0 / 0.5);
+        assert!((Feature::SentLatencyInflation.value(&m, 0.1, A) - 0.2).abs() < eps);
+        assert!((Feature::LatencyRatio.value(&m, 0.1, A) - 1.5).abs() < eps);
+        // Aurora: 10 sent / 4 counted as received; delivered: 10 / 5.
+        assert!((Feature::SendRatio.value(&m, 0.1, A) - 2.5).abs() < eps);
+        assert!((Feature::SendRatio.value(&m, 0.1, D) - 2.0).abs() < eps);
+        assert_eq!(
+            Feature::SendRate.value(&m, 0.1, A),
+            8.0 * 10.0 * 1500.0 / 0.5
+        );
         let mut row = [0.0f32; 1];
         FeatureSet::new(vec![Feature::SendRate])
             .unwrap()
-            .write_row(&m, 0.1, &mut row);
+            .write_row(&m, 0.1, A, &mut row);
         assert_eq!(row[0], (240_000.0 / 1e7) as f32);
         // send ratio guard: nothing acked -> 1.
-        assert_eq!(
-            Feature::SendRatio.value(&mi(0.0, 0.5, 3.0, 0.0, &[]), 0.1),
-            1.0
-        );
+        let none = mi(0.0, 0.5, 3.0, 0.0, &[]);
+        assert_eq!(Feature::SendRatio.value(&none, 0.1, D), 1.0);
     }
 
     #[test]
     fn connection_min_ignores_empty_intervals() {
-        let mut b = LatencyBaseline::new(BaselineMode::ConnectionMin);
+        let mut b = LatencyBaseline::new(BaselineMode::ConnectionMin, D);
         assert_eq!(b.current(), NO_BASELINE_LATENCY_S);
+        assert_eq!(
+            LatencyBaseline::new(BaselineMode::ConnectionMin, A).current(),
+            0.0
+        );
         assert_eq!(b.observe(&mi(0.0, 1.0, 1.0, 1.0, &[0.3])), 0.3);
         assert_eq!(b.observe(&mi(1.0, 2.0, 1.0, 0.0, &[])), 0.3);
         assert_eq!(b.observe(&mi(2.0, 3.0, 1.0, 1.0, &[0.2])), 0.2);
@@ -397,7 +472,7 @@ mod tests {
 
     #[test]
     fn windowed_min_forgets_old_minimum() {
-        let mut b = LatencyBaseline::new(BaselineMode::WindowedMin { seconds: 2.0 });
+        let mut b = LatencyBaseline::new(BaselineMode::WindowedMin { seconds: 2.0 }, A);
         assert_eq!(b.observe(&mi(0.0, 1.0, 1.0, 1.0, &[0.1])), 0.1);
         assert_eq!(b.observe(&mi(1.0, 2.0, 1.0, 1.0, &[0.4])), 0.1);
         // At t = 3.5 the sample from t = 1 is older than 2 s.

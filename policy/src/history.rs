@@ -1,15 +1,17 @@
 //! The observation a policy sees: the feature rows of the last `eta` MIs, oldest first.
 
-use crate::features::{BaselineMode, FeatureSet, LatencyBaseline};
+use crate::features::{BaselineMode, FeatureSet, LatencyBaseline, MetricsVersion};
 use crate::mi::MonitorInterval;
+use serde::{Deserialize, Serialize};
 
 /// Turns a stream of MIs into observations: keeps the latency baseline and the history.
 ///
 /// A new connection's history holds `eta` empty MIs (Aurora's `SenderHistory`), whose rows are
 /// the features of an empty interval under the empty baseline.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObservationBuilder {
     features: FeatureSet,
+    version: MetricsVersion,
     history_len: usize,
     baseline: LatencyBaseline,
     rows: Vec<f32>,
@@ -17,13 +19,19 @@ pub struct ObservationBuilder {
 
 impl ObservationBuilder {
     /// A builder for `history_len` (>= 1) MIs of `features`.
-    pub fn new(features: FeatureSet, history_len: usize, mode: BaselineMode) -> Self {
+    pub fn new(
+        features: FeatureSet,
+        history_len: usize,
+        mode: BaselineMode,
+        version: MetricsVersion,
+    ) -> Self {
         let history_len = history_len.max(1);
         let mut builder = Self {
             rows: vec![0.0; history_len * features.len()],
             features,
+            version,
             history_len,
-            baseline: LatencyBaseline::new(mode),
+            baseline: LatencyBaseline::new(mode, version),
         };
         builder.reset();
         builder
@@ -36,7 +44,7 @@ impl ObservationBuilder {
         let baseline = self.baseline.current();
         let empty = MonitorInterval::default();
         for row in self.rows.chunks_exact_mut(k) {
-            self.features.write_row(&empty, baseline, row);
+            self.features.write_row(&empty, baseline, self.version, row);
         }
     }
 
@@ -67,7 +75,7 @@ impl ObservationBuilder {
         self.rows.copy_within(k.., 0);
         let n = self.rows.len();
         self.features
-            .write_row(mi, baseline, &mut self.rows[n - k..]);
+            .write_row(mi, baseline, self.version, &mut self.rows[n - k..]);
     }
 
     /// The newest row (the features of the last recorded MI).
@@ -95,7 +103,12 @@ mod tests {
     #[test]
     fn history_shifts_oldest_first() {
         let set = FeatureSet::new(vec![Feature::AvgLatency, Feature::SendRatio]).unwrap();
-        let mut b = ObservationBuilder::new(set, 3, BaselineMode::ConnectionMin);
+        let mut b = ObservationBuilder::new(
+            set,
+            3,
+            BaselineMode::ConnectionMin,
+            MetricsVersion::Delivered,
+        );
         assert_eq!(b.observation(), &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
         for (i, rtt) in [0.1, 0.2].into_iter().enumerate() {
             let mi = MonitorInterval {

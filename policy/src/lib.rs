@@ -14,7 +14,8 @@ pub mod mi;
 pub mod rate;
 
 pub use features::{
-    BaselineMode, Feature, FeatureError, FeatureSet, LatencyBaseline, NO_BASELINE_LATENCY_S,
+    BaselineMode, Feature, FeatureError, FeatureSet, LatencyBaseline, MetricsVersion,
+    NO_BASELINE_LATENCY_S,
 };
 pub use history::ObservationBuilder;
 pub use mi::{MonitorInterval, RttSummary, BYTES_PER_PACKET};

@@ -29,7 +29,7 @@ pub struct MiRow {
     pub duration_s: f64,
     /// Sending rate (packets/s).
     pub send_pps: f64,
-    /// Throughput (packets/s).
+    /// Throughput as the scenario's metrics define it (Aurora: one packet fewer than acked).
     pub thr_pps: f64,
     /// Mean RTT (s).
     pub mean_rtt_s: f64,
@@ -79,7 +79,7 @@ pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport),
             time_s: step.info.time_s,
             duration_s: step.info.duration_s,
             send_pps: step.info.send_pps,
-            thr_pps: step.info.throughput_pps,
+            thr_pps: step.info.metric_thr_pps,
             mean_rtt_s: step.info.mean_rtt_s,
             loss: step.info.loss,
             reward: step.reward,
