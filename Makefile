@@ -19,12 +19,14 @@ FEATURES :=
 endif
 
 export LIBTORCH := $(LIBTORCH_DIR)/torch
+# Python tools the tests use (TensorBoard, to read our event files back).
+PYTOOLS_DIR := $(CACHE_DIR)/pytools
 
 # Benchmark workload (Aurora's default scenario, 50 envs x 400 MIs, constant action 0).
 BENCH_SCENARIO ?= configs/aurora-env.yaml
 BENCH_STEPS ?= 200000
 
-.PHONY: all libtorch build train test bench fmt clippy
+.PHONY: all libtorch pytools build train test bench bench-env fmt clippy
 
 all: build
 
@@ -33,17 +35,28 @@ libtorch: $(LIBTORCH_DIR)/.installed
 $(LIBTORCH_DIR)/.installed:
 	scripts/install-libtorch.sh "$(LIBTORCH_DIR)" $(LIBTORCH_MODE)
 
+pytools: $(PYTOOLS_DIR)/.installed
+
+$(PYTOOLS_DIR)/.installed:
+	scripts/install-pytools.sh "$(PYTOOLS_DIR)"
+
 build: libtorch
 	$(CARGO) build --release $(FEATURES)
 
-# Until the trainer lands, `make train` runs the gym benchmark.
+# Trains the default config (override with `make train CONFIG=...`).
+CONFIG ?= configs/aurora.yaml
 train: build
+	./target/release/mocc train $(CONFIG)
+
+# Simulator throughput, one and two threads.
+bench-env: build
 	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 1 --steps $(BENCH_STEPS)
 	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 2 --steps $(BENCH_STEPS)
 
 # Every test of the workspace, optimized, with debug assertions (profile `ci`).
-test: libtorch
-	$(CARGO) test --profile ci --workspace $(FEATURES)
+test: libtorch pytools
+	MOCC_PYTOOLS="$(PYTOOLS_DIR)" MOCC_REQUIRE_TENSORBOARD=1 \
+		$(CARGO) test --profile ci --workspace $(FEATURES)
 
 bench: libtorch
 	$(CARGO) bench -p mocc-gym --bench sim

@@ -14,6 +14,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Train a policy with PPO from a YAML config.
+    Train(cmd::train::TrainArgs),
     /// Run one sender at a fixed rate (or a constant action) and print per-MI statistics.
     Simulate(cmd::simulate::SimulateArgs),
     /// Measure performance.
@@ -23,6 +25,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Train(args) => cmd::train::run(args),
         Command::Simulate(args) => cmd::simulate::run(args),
         Command::Bench(args) => cmd::bench::run(args),
     };

@@ -58,10 +58,14 @@ pub fn resolve_device(choice: DeviceChoice) -> Result<tch::Device, DeviceError> 
 /// When rayon workers simulate beside libtorch on a small machine, libtorch's own pool fights
 /// them for cores (measured here: ~100x slower forward passes with 2 libtorch threads while the
 /// other core was busy), so trainers call this with 1 unless configured otherwise.
+///
+/// libtorch accepts the inter-op count only once per process, before any parallel work; later
+/// calls change the intra-op count only.
 pub fn init_torch_threads(threads: usize) {
+    static INTEROP: std::sync::Once = std::sync::Once::new();
     let n = i32::try_from(threads.max(1)).unwrap_or(i32::MAX);
     tch::set_num_threads(n);
-    tch::set_num_interop_threads(n);
+    INTEROP.call_once(|| tch::set_num_interop_threads(n));
 }
 
 #[cfg(test)]

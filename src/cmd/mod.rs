@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod simulate;
+pub mod train;
 
 use anyhow::Context;
 use mocc_gym::Scenario;

@@ -4,7 +4,11 @@
 //! Library code returns data; only the `mocc` binary prints.
 
 pub mod bench;
+pub mod checkpoint;
+pub mod config;
+pub mod recorder;
 pub mod simulate;
+pub mod trainer;
 
 pub use bench::{bench_env, EnvBenchReport, EnvBenchSpec};
 pub use simulate::{parse_network_spec, simulate, MiRow, SimulationReport, SimulationSpec};

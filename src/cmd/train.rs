@@ -1,0 +1,106 @@
+//! `mocc train`.
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use mocc_training::config::LoadedConfig;
+use mocc_training::trainer::{Progress, Trainer};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Arguments of `mocc train`.
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Training config (YAML). Optional with --resume (the checkpoint holds its config).
+    config: Option<PathBuf>,
+    /// Override a config value: --set ppo.learning_rate=1e-4 (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Run folder (default: runs/<config name>-s<seed>-<unix time>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue from a checkpoint folder, or a run folder's newest checkpoint.
+    #[arg(long)]
+    resume: Option<PathBuf>,
+}
+
+/// Runs `mocc train`; the last stdout line is a JSON summary.
+pub fn run(args: TrainArgs) -> anyhow::Result<()> {
+    let mut trainer = match (&args.resume, &args.config) {
+        (Some(ckpt), _) => {
+            if !args.set.is_empty() {
+                anyhow::bail!(
+                    "--set cannot change a resumed run (its config is in the checkpoint)"
+                );
+            }
+            Trainer::resume(ckpt).with_context(|| format!("cannot resume {}", ckpt.display()))?
+        }
+        (None, Some(path)) => {
+            let loaded = LoadedConfig::load(path, &args.set)?;
+            let run_dir = args
+                .out
+                .clone()
+                .unwrap_or_else(|| default_run_dir(path, loaded.config.seed));
+            Trainer::new(&loaded, &run_dir)?
+        }
+        (None, None) => anyhow::bail!("a CONFIG file (or --resume CHECKPOINT) is required"),
+    };
+    eprintln!("run folder: {}", trainer.run_dir().display());
+    let total = trainer.total_updates();
+    let bar = progress_bar(total, trainer.counters().updates);
+    let mut last_line = Instant::now();
+    let mut warnings = Vec::new();
+    let summary = trainer.run(None, |p: &Progress| {
+        let ret = p
+            .mean_return
+            .map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
+        match &bar {
+            Some(b) => {
+                b.set_position(p.updates);
+                b.set_message(format!("{:.0} steps/s  return {ret}", p.steps_per_sec));
+            }
+            None if last_line.elapsed() >= Duration::from_secs(10) || p.updates == total => {
+                last_line = Instant::now();
+                eprintln!(
+                    "update {}/{}  env_steps {}  {:.0} steps/s  return {ret}  kl {:.4}",
+                    p.updates, p.total_updates, p.env_steps, p.steps_per_sec, p.losses.approx_kl
+                );
+            }
+            None => {}
+        }
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    warnings.extend(trainer.take_warnings());
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let summary = summary?;
+    println!("{}", serde_json::to_string(&summary)?);
+    Ok(())
+}
+
+fn progress_bar(total: u64, done: u64) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(total).with_position(done);
+    let style = ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} updates  ETA {eta}  {msg}",
+    )
+    .ok()?;
+    bar.set_style(style.progress_chars("=> "));
+    Some(bar)
+}
+
+fn default_run_dir(config: &Path, seed: u64) -> PathBuf {
+    let stem = config
+        .file_stem()
+        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from("runs").join(format!("{stem}-s{seed}-{now}"))
+}

@@ -1,0 +1,256 @@
+//! Checkpoints that never lose work: one folder per checkpoint, written under a temporary
+//! name (files fsynced), then renamed into place, so a run killed at any moment leaves every
+//! completed checkpoint loadable. `model.safetensors` holds the weights and Adam's moments;
+//! `state.json` the resolved config, counters, obs-normalization statistics and RNG states.
+
+use crate::config::TrainConfig;
+use mocc_agents::RunningMeanStd;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tch::Tensor;
+
+/// Format version of `state.json`.
+pub const CHECKPOINT_FORMAT: u32 = 1;
+const WEIGHTS: &str = "model.safetensors";
+const STATE: &str = "state.json";
+
+/// Errors of checkpoint I/O; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// Reading or writing failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file exists but is not a valid checkpoint part (truncated, corrupted, wrong format).
+    #[error("{path}: not a valid checkpoint: {message}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |source| CheckpointError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Training progress counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Counters {
+    /// Env steps taken.
+    pub env_steps: u64,
+    /// PPO updates done.
+    pub updates: u64,
+    /// Episodes finished.
+    pub episodes: u64,
+}
+
+/// Everything but the tensors.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckpointState {
+    /// `CHECKPOINT_FORMAT`.
+    pub format: u32,
+    /// The resolved config of the run.
+    pub config: TrainConfig,
+    /// Where the config came from (anchors its relative paths).
+    pub config_path: PathBuf,
+    /// Progress.
+    pub counters: Counters,
+    /// Adam's step count.
+    pub adam_step: u64,
+    /// Observation normalization statistics.
+    pub obs_norm: RunningMeanStd,
+    /// The trainer's RNG (action noise, minibatch order).
+    pub rng: ChaCha8Rng,
+    /// Mean episodic return of the recent episodes at save time, if any finished.
+    pub recent_return: Option<f64>,
+    /// Simulator state (envs' RNGs, networks, histories, episode accounting).
+    pub envs: serde_json::Value,
+}
+
+/// Saves a checkpoint as `dir/ckpt-<updates>`; returns its path.
+pub fn save(
+    dir: &Path,
+    state: &CheckpointState,
+    tensors: &[(String, Tensor)],
+) -> Result<PathBuf, CheckpointError> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let name = format!("ckpt-{:08}", state.counters.updates);
+    let final_path = dir.join(&name);
+    let tmp = dir.join(format!("{name}.tmp-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
+    }
+    std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
+    let weights = tmp.join(WEIGHTS);
+    Tensor::write_safetensors(tensors, &weights).map_err(|e| CheckpointError::Corrupt {
+        path: weights.clone(),
+        message: e.to_string(),
+    })?;
+    fsync_file(&weights)?;
+    let state_path = tmp.join(STATE);
+    let json = serde_json::to_vec(state).map_err(|e| CheckpointError::Corrupt {
+        path: state_path.clone(),
+        message: e.to_string(),
+    })?;
+    let mut f = std::fs::File::create(&state_path).map_err(io(&state_path))?;
+    f.write_all(&json).map_err(io(&state_path))?;
+    f.sync_all().map_err(io(&state_path))?;
+    if final_path.exists() {
+        std::fs::remove_dir_all(&final_path).map_err(io(&final_path))?;
+    }
+    std::fs::rename(&tmp, &final_path).map_err(io(&final_path))?;
+    fsync_dir(dir)?;
+    Ok(final_path)
+}
+
+fn fsync_file(path: &Path) -> Result<(), CheckpointError> {
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(io(path))
+}
+
+fn fsync_dir(dir: &Path) -> Result<(), CheckpointError> {
+    // Directories can be fsynced on Unix; elsewhere this is best effort.
+    match std::fs::File::open(dir).and_then(|f| f.sync_all()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(()),
+        Err(e) => Err(CheckpointError::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        }),
+    }
+}
+
+/// Resolves what `--resume`/`--policy` point at: a checkpoint folder, or a run folder (its
+/// newest checkpoint).
+pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
+    if path.join(STATE).exists() {
+        return Ok(path.to_path_buf());
+    }
+    let ckpts = path.join("checkpoints");
+    if ckpts.is_dir() {
+        if let Some(latest) = list(&ckpts)?.into_iter().max_by_key(|(u, _)| *u) {
+            return Ok(latest.1);
+        }
+    }
+    Err(CheckpointError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no checkpoint here (expected state.json, or a run folder with checkpoints/)",
+        ),
+    })
+}
+
+/// Completed checkpoints in `dir` as (updates, path); temporary folders are ignored.
+pub fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>, CheckpointError> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(n) = name
+            .strip_prefix("ckpt-")
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            out.push((n, entry.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Loads a checkpoint folder.
+pub fn load(path: &Path) -> Result<(CheckpointState, HashMap<String, Tensor>), CheckpointError> {
+    let state_path = path.join(STATE);
+    let bytes = std::fs::read(&state_path).map_err(io(&state_path))?;
+    let state: CheckpointState =
+        serde_json::from_slice(&bytes).map_err(|e| CheckpointError::Corrupt {
+            path: state_path.clone(),
+            message: e.to_string(),
+        })?;
+    if state.format != CHECKPOINT_FORMAT {
+        return Err(CheckpointError::Corrupt {
+            path: state_path,
+            message: format!(
+                "format {} (this build reads {CHECKPOINT_FORMAT})",
+                state.format
+            ),
+        });
+    }
+    let weights = path.join(WEIGHTS);
+    if !weights.exists() {
+        return Err(CheckpointError::Io {
+            path: weights,
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "missing"),
+        });
+    }
+    let tensors = Tensor::read_safetensors(&weights).map_err(|e| CheckpointError::Corrupt {
+        path: weights.clone(),
+        message: e.to_string(),
+    })?;
+    Ok((state, tensors.into_iter().collect()))
+}
+
+/// The score (recent mean return) stored in a checkpoint, if readable.
+pub fn load_score(path: &Path) -> Option<f64> {
+    #[derive(Deserialize)]
+    struct Score {
+        recent_return: Option<f64>,
+    }
+    let bytes = std::fs::read(path.join(STATE)).ok()?;
+    serde_json::from_slice::<Score>(&bytes).ok()?.recent_return
+}
+
+/// Which checkpoints to delete: all but the newest `keep_last` and the best-scoring one.
+/// Pure: `(updates, score)` in any order; returns the `updates` to delete.
+pub fn retention(existing: &[(u64, Option<f64>)], keep_last: usize) -> Vec<u64> {
+    let mut by_age: Vec<(u64, Option<f64>)> = existing.to_vec();
+    by_age.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let best = existing
+        .iter()
+        .filter_map(|&(u, s)| s.filter(|x| x.is_finite()).map(|s| (u, s)))
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+        .map(|(u, _)| u);
+    by_age
+        .iter()
+        .skip(keep_last)
+        .map(|e| e.0)
+        .filter(|u| Some(*u) != best)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retention_keeps_last_and_best() {
+        let e = [
+            (10, Some(1.0)),
+            (20, Some(5.0)),
+            (30, Some(2.0)),
+            (40, None),
+            (50, Some(3.0)),
+        ];
+        let mut d = retention(&e, 2);
+        d.sort();
+        assert_eq!(d, vec![10, 30]);
+        assert!(retention(&e, 10).is_empty());
+        let mut d = retention(&[(1, None), (2, None), (3, None)], 1);
+        d.sort();
+        assert_eq!(d, vec![1, 2]);
+    }
+}

@@ -1,0 +1,460 @@
+//! `TrainConfig`: everything a training run needs, from YAML (strict) with `--set` overrides.
+
+use mocc_agents::{Activation, Architecture, DeviceChoice, PpoConfig};
+use mocc_gym::{Scenario, ScenarioConfig, ScenarioError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Errors of training configs.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// YAML that does not fit the schema (unknown field, wrong type).
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// A value out of its domain; `field` is the dotted path.
+    #[error("{path}: {field}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Dotted field path.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A malformed `--set` override.
+    #[error("--set {0}")]
+    Override(String),
+    /// The scenario could not be used.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
+/// A scenario given by path (relative to the config file) or inline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ScenarioRef {
+    /// Path to a scenario YAML file.
+    Path(PathBuf),
+    /// The scenario itself.
+    Inline(Box<ScenarioConfig>),
+}
+
+/// Network presets and their overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// Separate pi and vf MLPs [32, 16] tanh over the feature history.
+    Aurora,
+    /// [64, 32] tanh with a preference sub-network on the objective.
+    Mocc,
+}
+
+/// The agent's networks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Starting point of the architecture.
+    #[serde(default = "default_preset")]
+    pub preset: Preset,
+    /// Hidden sizes of the policy MLP (preset's when absent).
+    #[serde(default)]
+    pub pi: Option<Vec<usize>>,
+    /// Hidden sizes of the value MLP (preset's when absent).
+    #[serde(default)]
+    pub vf: Option<Vec<usize>>,
+    /// Hidden nonlinearity (preset's when absent).
+    #[serde(default)]
+    pub activation: Option<Activation>,
+    /// Hidden sizes of the preference sub-network (preset's when absent; `[]` is invalid).
+    #[serde(default)]
+    pub preference: Option<Vec<usize>>,
+    /// Initial log std of the Gaussian policy.
+    #[serde(default)]
+    pub init_log_std: Option<f64>,
+}
+
+fn default_preset() -> Preset {
+    Preset::Aurora
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            preset: Preset::Aurora,
+            pi: None,
+            vf: None,
+            activation: None,
+            preference: None,
+            init_log_std: None,
+        }
+    }
+}
+
+impl AgentConfig {
+    /// The architecture for observations of `obs_dim`.
+    pub fn architecture(&self, obs_dim: usize) -> Architecture {
+        let mut a = match self.preset {
+            Preset::Aurora => Architecture::aurora(obs_dim),
+            Preset::Mocc => Architecture::mocc(obs_dim),
+        };
+        if let Some(pi) = &self.pi {
+            a.pi = pi.clone();
+        }
+        if let Some(vf) = &self.vf {
+            a.vf = vf.clone();
+        }
+        if let Some(act) = self.activation {
+            a.activation = act;
+        }
+        if let Some(p) = &self.preference {
+            a.preference = Some(p.clone());
+        }
+        if let Some(s) = self.init_log_std {
+            a.init_log_std = s;
+        }
+        a
+    }
+}
+
+/// How much to train.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Environment steps (MIs over all envs).
+    pub env_steps: u64,
+}
+
+/// What to log.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoggingConfig {
+    /// Write TensorBoard event files.
+    #[serde(default = "yes")]
+    pub tensorboard: bool,
+    /// Write metrics.csv.
+    #[serde(default = "yes")]
+    pub csv: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for LoggingConfig {
+    fn default() -> Self {
+        Self {
+            tensorboard: true,
+            csv: true,
+        }
+    }
+}
+
+/// Checkpoint cadence and retention.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointConfig {
+    /// Save every this many updates (and always at the end).
+    #[serde(default = "default_every")]
+    pub every_updates: u64,
+    /// Keep the newest this many checkpoints (plus the best).
+    #[serde(default = "default_keep")]
+    pub keep_last: usize,
+}
+
+fn default_every() -> u64 {
+    10
+}
+fn default_keep() -> usize {
+    3
+}
+
+impl Default for CheckpointConfig {
+    fn default() -> Self {
+        Self {
+            every_updates: default_every(),
+            keep_last: default_keep(),
+        }
+    }
+}
+
+/// A training run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainConfig {
+    /// The environment: a scenario file path (relative to this file) or an inline scenario.
+    pub scenario: ScenarioRef,
+    /// The networks.
+    #[serde(default)]
+    pub agent: AgentConfig,
+    /// PPO hyper-parameters.
+    #[serde(default)]
+    pub ppo: PpoConfig,
+    /// Number of parallel envs.
+    #[serde(default = "default_envs")]
+    pub envs: usize,
+    /// Training length.
+    pub budget: BudgetConfig,
+    /// Seed of everything (envs, init, sampling, minibatches).
+    #[serde(default)]
+    pub seed: u64,
+    /// `auto`, `cpu` or `cuda`.
+    #[serde(default)]
+    pub device: DeviceChoice,
+    /// Simulator worker threads (rayon).
+    #[serde(default = "default_threads")]
+    pub threads: usize,
+    /// libtorch threads (1 by default: more fights the simulator for cores).
+    #[serde(default = "default_torch_threads")]
+    pub torch_threads: usize,
+    /// Logging.
+    #[serde(default)]
+    pub logging: LoggingConfig,
+    /// Checkpoints.
+    #[serde(default)]
+    pub checkpoint: CheckpointConfig,
+}
+
+fn default_envs() -> usize {
+    16
+}
+fn default_threads() -> usize {
+    2
+}
+fn default_torch_threads() -> usize {
+    1
+}
+
+/// A config together with the folder its relative paths refer to.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    /// The config.
+    pub config: TrainConfig,
+    /// The file it came from.
+    pub path: PathBuf,
+}
+
+impl LoadedConfig {
+    /// Reads a config, applies `key.path=value` overrides, validates.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_yaml(&text, path, overrides)
+    }
+
+    /// Parses YAML text (`path` names it and anchors relative paths).
+    pub fn from_yaml(text: &str, path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
+        let parse_err = |e: &dyn std::fmt::Display| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let config: TrainConfig = if overrides.is_empty() {
+            serde_saphyr::from_str(text).map_err(|e| parse_err(&e))?
+        } else {
+            let mut tree: serde_json::Value =
+                serde_saphyr::from_str(text).map_err(|e| parse_err(&e))?;
+            for o in overrides {
+                apply_override(&mut tree, o)?;
+            }
+            serde_json::from_value(tree).map_err(|e| parse_err(&e))?
+        };
+        let loaded = Self {
+            config,
+            path: path.to_path_buf(),
+        };
+        loaded.validate()?;
+        Ok(loaded)
+    }
+
+    fn invalid(&self, field: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.clone(),
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Checks every value; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let c = &self.config;
+        if c.envs == 0 {
+            return Err(self.invalid("envs", "must be >= 1 (got 0)"));
+        }
+        if c.budget.env_steps == 0 {
+            return Err(self.invalid("budget.env_steps", "must be >= 1 (got 0)"));
+        }
+        if c.threads == 0 {
+            return Err(self.invalid("threads", "must be >= 1 (got 0)"));
+        }
+        if c.torch_threads == 0 {
+            return Err(self.invalid("torch_threads", "must be >= 1 (got 0)"));
+        }
+        if c.checkpoint.every_updates == 0 {
+            return Err(self.invalid("checkpoint.every_updates", "must be >= 1 (got 0)"));
+        }
+        if c.checkpoint.keep_last == 0 {
+            return Err(self.invalid("checkpoint.keep_last", "must be >= 1 (got 0)"));
+        }
+        c.ppo.validate().map_err(|m| {
+            let (field, msg) = m.split_once(": ").unwrap_or(("ppo", m.as_str()));
+            self.invalid(field, msg)
+        })?;
+        let batch = c.ppo.num_steps * c.envs;
+        if batch < c.ppo.num_minibatches {
+            return Err(self.invalid(
+                "ppo.num_minibatches",
+                format!("exceeds the batch size num_steps x envs = {batch}"),
+            ));
+        }
+        for (name, sizes) in [("agent.pi", &c.agent.pi), ("agent.vf", &c.agent.vf)] {
+            if let Some(s) = sizes {
+                if s.contains(&0) {
+                    return Err(self.invalid(name, "layer sizes must be >= 1"));
+                }
+            }
+        }
+        if let Some(p) = &c.agent.preference {
+            if p.is_empty() || p.contains(&0) {
+                return Err(self.invalid(
+                    "agent.preference",
+                    "needs at least one layer, each of size >= 1",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads the scenario (relative paths resolved against the config's folder).
+    pub fn scenario(&self) -> Result<Scenario, ConfigError> {
+        let base = self.path.parent().unwrap_or(Path::new("."));
+        match &self.config.scenario {
+            ScenarioRef::Path(p) => {
+                let full = if p.is_relative() {
+                    base.join(p)
+                } else {
+                    p.clone()
+                };
+                Ok(Scenario::load(&full)?)
+            }
+            ScenarioRef::Inline(s) => {
+                Ok(Scenario::new((**s).clone(), Some(base)).map_err(|e| e.in_file(&self.path))?)
+            }
+        }
+    }
+}
+
+/// Applies `a.b.c=value` (value parsed as YAML) to a JSON tree.
+pub fn apply_override(tree: &mut serde_json::Value, spec: &str) -> Result<(), ConfigError> {
+    let (key, raw) = spec
+        .split_once('=')
+        .ok_or_else(|| ConfigError::Override(format!("{spec:?}: expected path.to.key=value")))?;
+    let value: serde_json::Value = serde_saphyr::from_str(raw)
+        .map_err(|e| ConfigError::Override(format!("{spec:?}: bad value: {e}")))?;
+    let mut node = tree;
+    let parts: Vec<&str> = key.trim().split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() {
+            return Err(ConfigError::Override(format!(
+                "{spec:?}: empty key segment"
+            )));
+        }
+        let map = node.as_object_mut().ok_or_else(|| {
+            ConfigError::Override(format!(
+                "{spec:?}: {} is not a mapping",
+                parts[..i].join(".")
+            ))
+        })?;
+        if i + 1 == parts.len() {
+            map.insert((*part).to_string(), value);
+            return Ok(());
+        }
+        node = map
+            .entry((*part).to_string())
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: &str = "scenario: ../configs/aurora-env.yaml\nbudget: {env_steps: 100}\n";
+
+    #[test]
+    fn overrides_apply_and_validate() {
+        let c = LoadedConfig::from_yaml(
+            MIN,
+            Path::new("x/train.yaml"),
+            &[
+                "ppo.learning_rate=0.001".into(),
+                "envs=4".into(),
+                "agent.preset=mocc".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.config.ppo.learning_rate, 0.001);
+        assert_eq!(c.config.envs, 4);
+        assert_eq!(c.config.agent.preset, Preset::Mocc);
+        let e =
+            LoadedConfig::from_yaml(MIN, Path::new("t.yaml"), &["ppo.gamma=2".into()]).unwrap_err();
+        assert!(e.to_string().contains("t.yaml: ppo.gamma"), "{e}");
+        let e = LoadedConfig::from_yaml(MIN, Path::new("t.yaml"), &["ppo.gama=0.9".into()])
+            .unwrap_err();
+        assert!(e.to_string().contains("gama"), "{e}");
+        let e = LoadedConfig::from_yaml(MIN, Path::new("t.yaml"), &["nokey".into()]).unwrap_err();
+        assert!(e.to_string().starts_with("--set"), "{e}");
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_values_are_named() {
+        let e = LoadedConfig::from_yaml(
+            "scenario: a.yaml\nbudget: {env_steps: 1}\nenvz: 3\n",
+            Path::new("t.yaml"),
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("envz"), "{e}");
+        let e = LoadedConfig::from_yaml(
+            "scenario: a.yaml\nbudget: {env_steps: 0}\n",
+            Path::new("t.yaml"),
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("budget.env_steps"), "{e}");
+        let e = LoadedConfig::from_yaml(
+            "scenario: a.yaml\nbudget: {env_steps: 10}\nagent: {preference: []}\n",
+            Path::new("t.yaml"),
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("agent.preference"), "{e}");
+    }
+
+    #[test]
+    fn inline_scenarios_parse() {
+        let c = LoadedConfig::from_yaml(
+            "scenario: {link: {bandwidth_pps: 200}, reward: mocc}\nbudget: {env_steps: 10}\n",
+            Path::new("t.yaml"),
+            &[],
+        )
+        .unwrap();
+        let s = c.scenario().unwrap();
+        assert_eq!(s.config().reward, mocc_gym::RewardKind::Mocc);
+    }
+}

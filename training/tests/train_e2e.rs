@@ -1,0 +1,169 @@
+//! End-to-end training on tiny budgets: determinism, resume equivalence, checkpoint errors,
+//! and TensorBoard reading our event files.
+
+use mocc_training::checkpoint;
+use mocc_training::config::LoadedConfig;
+use mocc_training::trainer::{TrainError, Trainer};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// libtorch's global RNG initializes the weights: build trainers one at a time.
+static TORCH: Mutex<()> = Mutex::new(());
+
+fn tiny(overrides: &[&str]) -> LoadedConfig {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.yaml");
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    LoadedConfig::load(&path, &o).expect("tiny config")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mocc-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn weights(t: &Trainer) -> BTreeMap<String, Vec<f32>> {
+    t.var_store()
+        .variables()
+        .into_iter()
+        .map(|(k, v)| {
+            let v = v.flatten(0, -1).contiguous();
+            let n = v.numel();
+            let mut out = vec![0.0f32; n];
+            v.copy_data(&mut out, n);
+            (k, out)
+        })
+        .collect()
+}
+
+#[test]
+fn same_seed_same_weights_and_different_seed_differs() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let run = |dir: &str, seed: &str| {
+        let mut t = Trainer::new(&tiny(&[seed]), &temp_dir(dir)).unwrap();
+        let s = t.run(None, |_| {}).unwrap();
+        assert_eq!(s.env_steps, 768);
+        weights(&t)
+    };
+    let a = run("det-a", "seed=7");
+    let b = run("det-b", "seed=7");
+    let c = run("det-c", "seed=8");
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn resume_ends_with_the_weights_of_an_uninterrupted_run() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let full_dir = temp_dir("full");
+    let mut full = Trainer::new(&tiny(&[]), &full_dir).unwrap();
+    full.run(None, |_| {}).unwrap();
+    let expected = weights(&full);
+
+    let split_dir = temp_dir("split");
+    let mut first = Trainer::new(&tiny(&[]), &split_dir).unwrap();
+    first.run(Some(1), |_| {}).unwrap();
+    assert_eq!(first.counters().updates, 1);
+    drop(first);
+    let mut second = Trainer::resume(&split_dir).unwrap();
+    assert_eq!(second.counters().updates, 1);
+    let summary = second.run(None, |_| {}).unwrap();
+    assert_eq!(summary.env_steps, 768);
+    assert_eq!(weights(&second), expected);
+    // The resumed run's final checkpoint loads and holds the same counters.
+    let (state, tensors) = checkpoint::load(&summary.final_checkpoint).unwrap();
+    assert_eq!(state.counters.updates, 3);
+    assert!(tensors.contains_key("pi.mean.weight"));
+    assert!(tensors.contains_key("adam.m.pi.mean.weight"));
+}
+
+#[test]
+fn broken_checkpoints_give_clear_errors() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = temp_dir("broken");
+    let mut t = Trainer::new(&tiny(&[]), &dir).unwrap();
+    let s = t.run(Some(1), |_| {}).unwrap();
+    let ckpt = s.final_checkpoint;
+    // Truncated weights.
+    let weights = ckpt.join("model.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    std::fs::write(&weights, &bytes[..bytes.len() / 2]).unwrap();
+    let err = checkpoint::load(&ckpt).unwrap_err().to_string();
+    assert!(
+        err.contains("model.safetensors") && err.contains("not a valid checkpoint"),
+        "{err}"
+    );
+    // Corrupted state.
+    std::fs::write(&weights, &bytes).unwrap();
+    std::fs::write(ckpt.join("state.json"), b"{\"format\": 1, \"conf").unwrap();
+    let err = checkpoint::load(&ckpt).unwrap_err().to_string();
+    assert!(err.contains("state.json"), "{err}");
+    // Missing checkpoint.
+    let err = match Trainer::resume(&dir.join("nothing-here")) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("resume of a missing checkpoint succeeded"),
+    };
+    assert!(err.contains("nothing-here"), "{err}");
+    // A leftover temporary folder (a run killed mid-save) is ignored.
+    std::fs::create_dir_all(dir.join("checkpoints/ckpt-00000009.tmp-1")).unwrap();
+    assert!(checkpoint::list(&dir.join("checkpoints"))
+        .unwrap()
+        .iter()
+        .all(|(u, _)| *u != 9));
+}
+
+#[test]
+fn a_diverging_loss_stops_with_the_iteration_named() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    // An absurd learning rate blows the weights up within a few minibatches.
+    let cfg = tiny(&[
+        "ppo.learning_rate=1e30",
+        "ppo.anneal_lr=false",
+        "ppo.max_grad_norm=1e30",
+    ]);
+    let dir = temp_dir("nan");
+    let mut t = Trainer::new(&cfg, &dir).unwrap();
+    match t.run(None, |_| {}) {
+        Err(TrainError::NonFinite { iteration, .. }) => assert!(iteration >= 1),
+        other => panic!("expected a non-finite error, got {other:?}"),
+    }
+}
+
+#[test]
+fn tensorboard_reads_our_scalars() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = temp_dir("tb");
+    let mut t = Trainer::new(&tiny(&[]), &dir).unwrap();
+    t.run(None, |_| {}).unwrap();
+    let script = format!(
+        "from tensorboard.backend.event_processing.event_accumulator import EventAccumulator\n\
+         ea = EventAccumulator({:?}); ea.Reload()\n\
+         s = ea.Scalars('charts/SPS'); r = ea.Scalars('losses/approx_kl')\n\
+         print(len(s), s[-1].step, len(r), sorted(ea.Tags()['scalars'])[0])\n",
+        dir.display().to_string()
+    );
+    let pythonpath = std::env::var("MOCC_PYTOOLS").unwrap_or_default();
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(&script)
+        .env("PYTHONPATH", &pythonpath)
+        .output();
+    let required = std::env::var_os("MOCC_REQUIRE_TENSORBOARD").is_some();
+    match out {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(text.trim(), "3 768 3 charts/SPS", "{text}");
+        }
+        Ok(o) if !required => {
+            eprintln!(
+                "skipped: python3 cannot import tensorboard (make test installs it): {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+        }
+        other => panic!("TensorBoard could not read the event file: {other:?}"),
+    }
+}
