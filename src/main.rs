@@ -18,6 +18,10 @@ enum Command {
     Train(cmd::train::TrainArgs),
     /// Run one sender at a fixed rate (or a constant action) and print per-MI statistics.
     Simulate(cmd::simulate::SimulateArgs),
+    /// Evaluate policies on a suite of networks, objectives and seeds.
+    Eval(cmd::eval::EvalArgs),
+    /// Draw figures from run outputs.
+    Plot(cmd::plot::PlotArgs),
     /// Measure performance.
     Bench(cmd::bench::BenchArgs),
 }
@@ -27,6 +31,8 @@ fn main() {
     let result = match cli.command {
         Command::Train(args) => cmd::train::run(args),
         Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Eval(args) => cmd::eval::run(args),
+        Command::Plot(args) => cmd::plot::run(args),
         Command::Bench(args) => cmd::bench::run(args),
     };
     if let Err(e) = result {

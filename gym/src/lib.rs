@@ -24,6 +24,7 @@ pub use env::{
 };
 pub use error::ScenarioError;
 pub use link::{Link, LinkParams};
+pub use mocc_policy::MetricsVersion;
 pub use reward::{MiOutcome, RewardKind};
 pub use scenario::Scenario;
 pub use sim::{Network, Pacing, Sender, SimCounters};

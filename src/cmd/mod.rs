@@ -2,6 +2,8 @@
 //! library crates.
 
 pub mod bench;
+pub mod eval;
+pub mod plot;
 pub mod simulate;
 pub mod train;
 

@@ -6,6 +6,8 @@
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod eval;
+pub mod plot;
 pub mod recorder;
 pub mod simulate;
 pub mod trainer;

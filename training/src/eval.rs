@@ -1,0 +1,418 @@
+//! `mocc eval`: run a policy deterministically (action = mean) on every network x objective x
+//! seed of a suite file and report per-run network metrics and rewards.
+
+use crate::checkpoint::{self, CheckpointError};
+use crate::config::LoadedConfig;
+use mocc_agents::{resolve_device, ActorCritic, RunningMeanStd};
+use mocc_gym::reward::{aurora_reward, mocc_reward};
+use mocc_gym::{Action, Env, MiOutcome, Range, Scenario, ScenarioConfig, ScenarioError, StepInfo};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tch::{nn, Device, Kind, Tensor};
+
+/// Errors of evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The suite file is unreadable or invalid; the message names the field.
+    #[error("{path}: {message}")]
+    Suite {
+        /// The suite file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The policy could not be loaded.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// A scenario built from the suite is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The policy does not fit (shapes, device).
+    #[error("{0}")]
+    Policy(String),
+}
+
+/// One network of a suite: a fixed Aurora bottleneck.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteNetwork {
+    /// Bandwidth (packets/s).
+    pub bw_pps: f64,
+    /// One-way delay (s).
+    pub delay_s: f64,
+    /// Queue (packets).
+    pub queue_pkts: f64,
+    /// Random loss probability.
+    #[serde(default)]
+    pub loss: f64,
+}
+
+impl SuiteNetwork {
+    /// A short label, e.g. `bw300_d0.1_q50_l0.01`.
+    pub fn label(&self) -> String {
+        format!(
+            "bw{}_d{}_q{}_l{}",
+            self.bw_pps, self.delay_s, self.queue_pkts, self.loss
+        )
+    }
+}
+
+/// An evaluation suite.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// The networks.
+    pub networks: Vec<SuiteNetwork>,
+    /// Objectives (w_thr, w_lat, w_loss); a policy without objective input ignores them for
+    /// acting, but the `mocc` reward is still computed with each. Default: equal weights.
+    #[serde(default)]
+    pub objectives: Option<Vec<[f64; 3]>>,
+    /// Seeds (each run draws Aurora's start rate U(0.3, 1.5) x bw from its seed).
+    #[serde(default = "default_seeds")]
+    pub seeds: Vec<u64>,
+    /// MIs per run.
+    #[serde(default = "default_steps")]
+    pub steps: u32,
+}
+
+fn default_seeds() -> Vec<u64> {
+    vec![0]
+}
+fn default_steps() -> u32 {
+    400
+}
+
+impl Suite {
+    /// Reads and validates a suite file.
+    pub fn load(path: &Path) -> Result<Self, EvalError> {
+        let err = |message: String| EvalError::Suite {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let suite: Suite = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
+        suite.validate().map_err(err)?;
+        Ok(suite)
+    }
+
+    /// Checks every value; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.networks.is_empty() {
+            return Err("networks: at least one network is required".into());
+        }
+        for (i, n) in self.networks.iter().enumerate() {
+            ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
+                .validate()
+                .map_err(|e| format!("networks[{i}]: {e}"))?;
+        }
+        if let Some(ws) = &self.objectives {
+            for (i, w) in ws.iter().enumerate() {
+                mocc_gym::config::validate_objective(&format!("objectives[{i}]"), w)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        if self.seeds.is_empty() {
+            return Err("seeds: at least one seed is required".into());
+        }
+        if self.steps == 0 {
+            return Err("steps: must be >= 1 (got 0)".into());
+        }
+        Ok(())
+    }
+
+    fn objectives_or_default(&self) -> Vec<[f64; 3]> {
+        self.objectives
+            .clone()
+            .unwrap_or_else(|| vec![[1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]])
+    }
+}
+
+/// A trained policy loaded from a checkpoint, frozen.
+pub struct LoadedPolicy {
+    name: String,
+    _vs: nn::VarStore,
+    model: ActorCritic,
+    obs_norm: RunningMeanStd,
+    scenario: ScenarioConfig,
+    device: Device,
+}
+
+impl LoadedPolicy {
+    /// Loads a checkpoint folder or a run folder (its newest checkpoint).
+    pub fn load(path: &Path) -> Result<Self, EvalError> {
+        let ckpt = checkpoint::resolve(path)?;
+        let (state, tensors) = checkpoint::load(&ckpt)?;
+        let loaded = LoadedConfig {
+            config: state.config.clone(),
+            path: state.config_path.clone(),
+        };
+        let scenario = loaded.scenario().map_err(|e| {
+            EvalError::Policy(format!("training scenario of {}: {e}", ckpt.display()))
+        })?;
+        let device = resolve_device(state.config.device).unwrap_or(Device::Cpu);
+        let mut vs = nn::VarStore::new(device);
+        let model = ActorCritic::new(
+            &vs.root(),
+            state.config.agent.architecture(scenario.obs_len()),
+        );
+        let _guard = tch::no_grad_guard();
+        for (name, mut var) in vs.variables() {
+            let src = tensors.get(&name).ok_or_else(|| {
+                EvalError::Policy(format!("{}: lacks weight {name}", ckpt.display()))
+            })?;
+            if src.size() != var.size() {
+                return Err(EvalError::Policy(format!(
+                    "{}: weight {name} has shape {:?}, expected {:?}",
+                    ckpt.display(),
+                    src.size(),
+                    var.size()
+                )));
+            }
+            var.copy_(&src.to_device(device));
+        }
+        vs.freeze();
+        Ok(Self {
+            name: path.display().to_string(),
+            _vs: vs,
+            model,
+            obs_norm: state.obs_norm,
+            scenario: scenario.config().clone(),
+            device,
+        })
+    }
+
+    /// The name used in result rows.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`.
+    pub fn act(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
+        let n = objectives.len() / 3;
+        let d = self.obs_norm.dim();
+        let mut normalized = vec![0.0f32; raw_obs.len()];
+        self.obs_norm.normalize(raw_obs, &mut normalized);
+        tch::no_grad(|| {
+            let obs = Tensor::from_slice(&normalized)
+                .view([n as i64, d as i64])
+                .to_device(self.device);
+            let w = Tensor::from_slice(objectives)
+                .view([n as i64, 3])
+                .to_device(self.device);
+            let takes_w = self.model.architecture().takes_objective();
+            let out = self.model.forward(&obs, takes_w.then_some(&w));
+            let mean = out
+                .mean
+                .view([-1])
+                .to_device(Device::Cpu)
+                .to_kind(Kind::Float);
+            let mut v = vec![0.0f32; n];
+            mean.copy_data(&mut v, n);
+            v
+        })
+    }
+}
+
+/// One row of results.csv.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalRow {
+    /// Policy name.
+    pub policy: String,
+    /// Network label.
+    pub network: String,
+    /// Objective weight on throughput.
+    pub w_thr: f64,
+    /// Objective weight on latency.
+    pub w_lat: f64,
+    /// Objective weight on loss.
+    pub w_loss: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Mean link utilization.
+    pub utilization: f64,
+    /// Mean delivered packets per second.
+    pub thr_pps: f64,
+    /// Mean RTT over MIs with samples (s).
+    pub mean_rtt_s: f64,
+    /// Mean RTT / propagation RTT over MIs with samples.
+    pub rtt_ratio: f64,
+    /// Mean loss ratio.
+    pub loss: f64,
+    /// Mean Aurora reward per MI.
+    pub aurora_reward: f64,
+    /// Mean MOCC reward per MI under the row's objective.
+    pub mocc_reward: f64,
+}
+
+/// The metric columns' means over rows (the JSON `mocc eval` prints last).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EvalSummary {
+    /// Runs.
+    pub runs: usize,
+    /// Mean utilization.
+    pub utilization: f64,
+    /// Mean delivered packets per second.
+    pub thr_pps: f64,
+    /// Mean RTT (s).
+    pub mean_rtt_s: f64,
+    /// Mean RTT ratio.
+    pub rtt_ratio: f64,
+    /// Mean loss.
+    pub loss: f64,
+    /// Mean Aurora reward.
+    pub aurora_reward: f64,
+    /// Mean MOCC reward.
+    pub mocc_reward: f64,
+}
+
+/// The scenario of one suite network, with the policy's observation, action and metric setup.
+fn network_scenario(
+    base: &ScenarioConfig,
+    net: &SuiteNetwork,
+    steps: u32,
+) -> Result<Scenario, ScenarioError> {
+    let fixed = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
+    let mut cfg = base.clone();
+    cfg.link = fixed.link;
+    cfg.senders = fixed.senders;
+    cfg.episode_mis = steps;
+    if let Some(s) = cfg.senders.first_mut() {
+        s.start_rate = mocc_gym::StartRate::BandwidthFactor(Range::uniform(0.3, 1.5));
+    }
+    Scenario::new(cfg, None)
+}
+
+#[derive(Default)]
+struct Acc {
+    util: f64,
+    thr: f64,
+    rtt: f64,
+    rtt_ratio: f64,
+    rtt_n: f64,
+    loss: f64,
+    aurora: f64,
+    mocc: f64,
+    n: f64,
+}
+
+impl Acc {
+    fn add(&mut self, i: &StepInfo, w: &[f64; 3]) {
+        let o = MiOutcome {
+            throughput_pps: i.metric_thr_pps,
+            delivered_pps: i.throughput_pps,
+            mean_rtt_s: i.mean_rtt_s,
+            loss: i.loss,
+            capacity_pps: i.capacity_pps,
+            base_rtt_s: i.base_rtt_s,
+        };
+        self.util += i.utilization;
+        self.thr += i.throughput_pps;
+        if i.mean_rtt_s > 0.0 {
+            self.rtt += i.mean_rtt_s;
+            self.rtt_ratio += i.mean_rtt_s / i.base_rtt_s;
+            self.rtt_n += 1.0;
+        }
+        self.loss += i.loss;
+        self.aurora += aurora_reward(&o);
+        self.mocc += mocc_reward(&o, w);
+        self.n += 1.0;
+    }
+}
+
+/// Runs every network x objective x seed of the suite.
+pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, EvalError> {
+    let objectives = suite.objectives_or_default();
+    let mut rows = Vec::new();
+    for net in &suite.networks {
+        let scenario = Arc::new(network_scenario(&policy.scenario, net, suite.steps)?);
+        let mut envs = Vec::new();
+        for w in &objectives {
+            for &seed in &suite.seeds {
+                let mut env = Env::new(scenario.clone(), seed, 0);
+                env.set_objective(*w);
+                envs.push((env, *w, seed, Acc::default()));
+            }
+        }
+        let d = scenario.obs_len();
+        let mut obs = vec![0.0f32; envs.len() * d];
+        let mut ws = vec![0.0f32; envs.len() * 3];
+        for _ in 0..suite.steps {
+            for (k, (env, w, _, _)) in envs.iter().enumerate() {
+                obs[k * d..(k + 1) * d].copy_from_slice(env.observation());
+                for j in 0..3 {
+                    ws[k * 3 + j] = w[j] as f32;
+                }
+            }
+            let actions = policy.act(&obs, &ws);
+            for (k, (env, w, _, acc)) in envs.iter_mut().enumerate() {
+                let step = env.step(Action::Delta(f64::from(actions[k])));
+                acc.add(&step.info, w);
+            }
+        }
+        for (_, w, seed, a) in envs {
+            let n = a.n.max(1.0);
+            let rn = a.rtt_n.max(1.0);
+            rows.push(EvalRow {
+                policy: policy.name().to_string(),
+                network: net.label(),
+                w_thr: w[0],
+                w_lat: w[1],
+                w_loss: w[2],
+                seed,
+                utilization: a.util / n,
+                thr_pps: a.thr / n,
+                mean_rtt_s: a.rtt / rn,
+                rtt_ratio: a.rtt_ratio / rn,
+                loss: a.loss / n,
+                aurora_reward: a.aurora / n,
+                mocc_reward: a.mocc / n,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Means of the metric columns.
+pub fn summarize(rows: &[EvalRow]) -> EvalSummary {
+    let n = rows.len().max(1) as f64;
+    let mean = |f: fn(&EvalRow) -> f64| rows.iter().map(f).sum::<f64>() / n;
+    EvalSummary {
+        runs: rows.len(),
+        utilization: mean(|r| r.utilization),
+        thr_pps: mean(|r| r.thr_pps),
+        mean_rtt_s: mean(|r| r.mean_rtt_s),
+        rtt_ratio: mean(|r| r.rtt_ratio),
+        loss: mean(|r| r.loss),
+        aurora_reward: mean(|r| r.aurora_reward),
+        mocc_reward: mean(|r| r.mocc_reward),
+    }
+}
+
+/// Writes results.csv.
+pub fn write_csv<W: std::io::Write>(mut out: W, rows: &[EvalRow]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "policy,network,w_thr,w_lat,w_loss,seed,utilization,thr_pps,mean_rtt_s,rtt_ratio,loss,aurora_reward,mocc_reward"
+    )?;
+    for r in rows {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            r.policy.replace(',', ";"),
+            r.network,
+            r.w_thr,
+            r.w_lat,
+            r.w_loss,
+            r.seed,
+            r.utilization,
+            r.thr_pps,
+            r.mean_rtt_s,
+            r.rtt_ratio,
+            r.loss,
+            r.aurora_reward,
+            r.mocc_reward
+        )?;
+    }
+    Ok(())
+}
