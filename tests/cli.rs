@@ -34,6 +34,8 @@ fn every_subcommand_has_help() {
         vec!["bench", "--help"],
         vec!["bench", "env", "--help"],
         vec!["train", "--help"],
+        vec!["eval", "--help"],
+        vec!["plot", "curve", "--help"],
     ] {
         let out = mocc(&args);
         assert!(out.status.success(), "{args:?}");
@@ -209,6 +211,58 @@ fn train_tiny_config_end_to_end() {
     let ckpt = PathBuf::from(j["final_checkpoint"].as_str().unwrap());
     assert!(ckpt.join("model.safetensors").exists() && ckpt.join("state.json").exists());
     assert!(out_dir.join("metrics.csv").exists());
+    // Evaluate the run deterministically on a two-network suite.
+    let suite = temp_path("suite.yaml");
+    std::fs::write(
+        &suite,
+        "networks:\n  - {bw_pps: 200, delay_s: 0.05, queue_pkts: 20, loss: 0.01}\n  \
+         - {bw_pps: 100, delay_s: 0.1, queue_pkts: 5}\nobjectives: [[0.6, 0.3, 0.1]]\n\
+         seeds: [0, 1]\nsteps: 30\n",
+    )
+    .unwrap();
+    let eval_dir = temp_path("eval");
+    let e = stdout_json(&mocc(&[
+        "eval",
+        "--policy",
+        out_dir.to_str().unwrap(),
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        eval_dir.to_str().unwrap(),
+    ]));
+    assert_eq!(e["runs"], 4);
+    let util = e["utilization"].as_f64().unwrap();
+    assert!(util > 0.0 && util <= 1.0 + 1e-9, "{e}");
+    assert!(e["rtt_ratio"].as_f64().unwrap() >= 1.0, "{e}");
+    let mocc_reward = e["mocc_reward"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&mocc_reward), "{e}");
+    let csv = std::fs::read_to_string(eval_dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "policy,network,w_thr,w_lat,w_loss,seed,utilization,thr_pps,mean_rtt_s,rtt_ratio,\
+         loss,aurora_reward,mocc_reward"
+    );
+    assert_eq!(lines.count(), 4);
+    // The same evaluation twice gives the same numbers (deterministic policy and seeds).
+    let e2 = stdout_json(&mocc(&[
+        "eval",
+        "--policy",
+        out_dir.to_str().unwrap(),
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        eval_dir.to_str().unwrap(),
+    ]));
+    assert_eq!(e, e2);
+    // The learning curve draws.
+    let png = temp_path("curve.png");
+    let out = mocc(&["plot", "curve", out_dir.to_str().unwrap(), "--out", png.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    let _ = std::fs::remove_file(png);
+    let _ = std::fs::remove_file(suite);
+    let _ = std::fs::remove_dir_all(eval_dir);
     // Resuming a finished run trains nothing more and reports the same step count.
     let j2 = stdout_json(&mocc(&["train", "--resume", out_dir.to_str().unwrap()]));
     assert_eq!(j2["env_steps"], 512);
