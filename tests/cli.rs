@@ -257,8 +257,18 @@ fn train_tiny_config_end_to_end() {
     assert_eq!(e, e2);
     // The learning curve draws.
     let png = temp_path("curve.png");
-    let out = mocc(&["plot", "curve", out_dir.to_str().unwrap(), "--out", png.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = mocc(&[
+        "plot",
+        "curve",
+        out_dir.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
     let _ = std::fs::remove_file(png);
     let _ = std::fs::remove_file(suite);
@@ -285,5 +295,51 @@ fn every_config_file_parses() {
                 .scenario()
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
+    }
+}
+
+#[test]
+fn a_killed_run_leaves_a_loadable_checkpoint_and_resumes() {
+    let out_dir = temp_path("killed-run");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args([
+            "train",
+            "configs/tiny.yaml",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--set",
+            "budget.env_steps=40000",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("mocc starts");
+    // Wait until a few checkpoints exist, then SIGKILL mid-run (likely mid-save).
+    let ckpts = out_dir.join("checkpoints");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let n = std::fs::read_dir(&ckpts).map(|d| d.count()).unwrap_or(0);
+        if n >= 2 || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(37));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    // The newest complete checkpoint resumes; shrink the budget so the test stays short.
+    let j = stdout_json(&mocc(&["train", "--resume", out_dir.to_str().unwrap()]));
+    let steps = j["env_steps"].as_u64().unwrap();
+    assert_eq!(steps, 157 * 256, "{j}");
+    let _ = std::fs::remove_dir_all(out_dir);
+}
+
+#[test]
+fn every_eval_suite_parses() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/eval");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        mocc_training::eval::Suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
     }
 }
