@@ -4,6 +4,7 @@
 //! `state.json` the resolved config, counters, obs-normalization statistics and RNG states.
 
 use crate::config::TrainConfig;
+use crate::schedule::MoccSchedule;
 use mocc_agents::RunningMeanStd;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -78,6 +79,9 @@ pub struct CheckpointState {
     pub recent_return: Option<f64>,
     /// Simulator state (envs' RNGs, networks, histories, episode accounting).
     pub envs: serde_json::Value,
+    /// MOCC's schedule position (phase, walk position, per-landmark rewards).
+    #[serde(default)]
+    pub schedule: Option<MoccSchedule>,
 }
 
 /// Saves a checkpoint as `dir/ckpt-<updates>`; returns its path.

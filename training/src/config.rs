@@ -1,5 +1,6 @@
 //! `TrainConfig`: everything a training run needs, from YAML (strict) with `--set` overrides.
 
+use crate::schedule::MoccConfig;
 use mocc_agents::{Activation, Architecture, DeviceChoice, PpoConfig};
 use mocc_gym::{Scenario, ScenarioConfig, ScenarioError};
 use serde::{Deserialize, Serialize};
@@ -226,6 +227,10 @@ pub struct TrainConfig {
     /// Checkpoints.
     #[serde(default)]
     pub checkpoint: CheckpointConfig,
+    /// MOCC's landmark objectives and two-phase schedule (single-objective training when
+    /// absent). Needs the scenario's `reward: mocc`.
+    #[serde(default)]
+    pub mocc: Option<MoccConfig>,
 }
 
 fn default_envs() -> usize {
@@ -328,6 +333,12 @@ impl LoadedConfig {
                 }
             }
         }
+        if let Some(m) = &c.mocc {
+            m.validate().map_err(|msg| {
+                let (field, rest) = msg.split_once(": ").unwrap_or(("mocc", msg.as_str()));
+                self.invalid(field, rest)
+            })?;
+        }
         if let Some(p) = &c.agent.preference {
             if p.is_empty() || p.contains(&0) {
                 return Err(self.invalid(
@@ -342,19 +353,26 @@ impl LoadedConfig {
     /// Loads the scenario (relative paths resolved against the config's folder).
     pub fn scenario(&self) -> Result<Scenario, ConfigError> {
         let base = self.path.parent().unwrap_or(Path::new("."));
-        match &self.config.scenario {
+        let scenario = match &self.config.scenario {
             ScenarioRef::Path(p) => {
                 let full = if p.is_relative() {
                     base.join(p)
                 } else {
                     p.clone()
                 };
-                Ok(Scenario::load(&full)?)
+                Scenario::load(&full)?
             }
             ScenarioRef::Inline(s) => {
-                Ok(Scenario::new((**s).clone(), Some(base)).map_err(|e| e.in_file(&self.path))?)
+                Scenario::new((**s).clone(), Some(base)).map_err(|e| e.in_file(&self.path))?
             }
+        };
+        if self.config.mocc.is_some() && scenario.config().reward != mocc_gym::RewardKind::Mocc {
+            return Err(self.invalid(
+                "mocc",
+                "landmark training needs a scenario with `reward: mocc`",
+            ));
         }
+        Ok(scenario)
     }
 }
 

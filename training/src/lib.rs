@@ -10,6 +10,7 @@ pub mod eval;
 pub mod landmarks;
 pub mod plot;
 pub mod recorder;
+pub mod schedule;
 pub mod simulate;
 pub mod trainer;
 

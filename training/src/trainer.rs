@@ -5,6 +5,7 @@
 use crate::checkpoint::{self, CheckpointError, CheckpointState, Counters, CHECKPOINT_FORMAT};
 use crate::config::{ConfigError, LoadedConfig, TrainConfig};
 use crate::recorder::{CsvRecorder, Recorders, TensorBoardRecorder};
+use crate::schedule::{MoccSchedule, Phase};
 use mocc_agents::{
     compute_gae, init_torch_threads, resolve_device, ActorCritic, Adam, Batch, DeviceError,
     LossStats, RunningMeanStd, UpdateError,
@@ -175,6 +176,8 @@ pub struct Trainer {
     warnings: Vec<String>,
     timing: TimeSplit,
     last_checkpoint: Option<PathBuf>,
+    schedule: Option<MoccSchedule>,
+    rollout_reward: Vec<f64>,
 }
 
 impl Trainer {
@@ -208,6 +211,11 @@ impl Trainer {
             timing: TimeSplit::default(),
             counters: Counters::default(),
             last_checkpoint: None,
+            schedule: match &cfg.mocc {
+                Some(m) => Some(MoccSchedule::new(m.clone()).map_err(TrainError::Incompatible)?),
+                None => None,
+            },
+            rollout_reward: vec![0.0; cfg.envs],
             total_updates,
             config: cfg,
             config_path: loaded.path.clone(),
@@ -256,6 +264,10 @@ impl Trainer {
         t.episode_return = envs.episode_return;
         t.episode_len = envs.episode_len;
         t.recent_returns = envs.recent_returns;
+        if let Some(mut s) = state.schedule {
+            s.reattach().map_err(TrainError::Incompatible)?;
+            t.schedule = Some(s);
+        }
         t.last_checkpoint = Some(ckpt);
         Ok(t)
     }
@@ -337,12 +349,16 @@ impl Trainer {
         let start = Instant::now();
         let steps_at_start = self.counters.env_steps;
         let mut done_here = 0u64;
-        while self.counters.updates < self.total_updates && stop_after.is_none_or(|n| done_here < n)
+        while self.counters.updates < self.total_updates
+            && stop_after.is_none_or(|n| done_here < n)
+            && !self.schedule.as_ref().is_some_and(MoccSchedule::converged)
         {
+            self.assign_objectives();
             let net = self.collect_rollout();
             let batch = self.finish_batch();
             let losses = self.update(&batch)?;
             self.counters.updates += 1;
+            self.advance_schedule();
             done_here += 1;
             let elapsed = start.elapsed().as_secs_f64().max(1e-9);
             let sps = (self.counters.env_steps - steps_at_start) as f64 / elapsed;
@@ -378,6 +394,65 @@ impl Trainer {
             update_seconds: self.timing.update_seconds,
             mean_episodic_return: self.mean_recent_return(),
         })
+    }
+
+    /// Sets each env's objective from the MOCC schedule (no-op for single-objective runs).
+    fn assign_objectives(&mut self) {
+        let Some(s) = &self.schedule else {
+            return;
+        };
+        for (i, w) in s.assignments(self.config.envs).into_iter().enumerate() {
+            self.venv.set_objective(i, w);
+        }
+    }
+
+    /// Feeds the rollout's mean per-step reward of each env (with its objective) to the schedule
+    /// and logs where it stands.
+    fn advance_schedule(&mut self) {
+        let Some(s) = &mut self.schedule else {
+            return;
+        };
+        let steps = self.config.ppo.num_steps as f64;
+        let rewards: Vec<([f64; 3], f64)> = (0..self.config.envs)
+            .map(|i| {
+                (
+                    self.venv.envs()[i].objective(),
+                    self.rollout_reward[i] / steps,
+                )
+            })
+            .collect();
+        let landmark_before = (s.phase() == Phase::Traversal).then(|| s.current_landmark());
+        let position_before = s.walk_position();
+        s.observe(&rewards);
+        let phase = match s.phase() {
+            Phase::Bootstrap => 1.0,
+            Phase::Traversal => 2.0,
+            Phase::Converged => 3.0,
+        };
+        let mean_reward = rewards.iter().map(|r| r.1).sum::<f64>() / rewards.len().max(1) as f64;
+        let mut scalars: Vec<(String, f64)> = vec![
+            ("mocc/phase".into(), phase),
+            ("mocc/walk_position".into(), position_before as f64),
+            ("mocc/cycles".into(), s.cycles() as f64),
+            ("mocc/mean_reward".into(), mean_reward),
+        ];
+        if let Some(l) = landmark_before {
+            scalars.push(("mocc/landmark".into(), l as f64));
+            if let Some(r) = s.landmark_rewards()[l] {
+                scalars.push((format!("mocc/landmark_reward/{l:03}"), r));
+            }
+        }
+        let step = self.counters.env_steps;
+        for (tag, v) in scalars {
+            for e in self.recorders.scalar(&tag, step, v) {
+                self.warnings.push(format!("log write failed ({tag}): {e}"));
+            }
+        }
+    }
+
+    /// The MOCC schedule, if this is a landmark run.
+    pub fn schedule(&self) -> Option<&MoccSchedule> {
+        self.schedule.as_ref()
     }
 
     fn mean_recent_return(&self) -> Option<f64> {
@@ -429,6 +504,7 @@ impl Trainer {
         }
         let mut net = NetStats::default();
         let mut actions = vec![0.0f32; n];
+        self.rollout_reward.iter_mut().for_each(|r| *r = 0.0);
         for t in 0..t_steps {
             let tic = Instant::now();
             let raw = self.venv.observations().to_vec();
@@ -474,6 +550,7 @@ impl Trainer {
                 self.buf.rewards[i] = rewards[e] + gamma * bootstrap[e];
                 self.buf.ended[i] = if done { 1.0 } else { 0.0 };
                 self.episode_return[e] += f64::from(rewards[e]);
+                self.rollout_reward[e] += f64::from(rewards[e]);
                 self.episode_len[e] += 1;
                 if done {
                     self.recent_returns.push_back(self.episode_return[e]);
@@ -615,6 +692,7 @@ impl Trainer {
             recent_return: self.mean_recent_return(),
             envs: serde_json::to_value(&envs)
                 .map_err(|e| TrainError::Incompatible(format!("env state: {e}")))?,
+            schedule: self.schedule.clone(),
         };
         let mut tensors: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();
         tensors.extend(self.opt.state_tensors());

@@ -167,3 +167,67 @@ fn tensorboard_reads_our_scalars() {
         other => panic!("TensorBoard could not read the event file: {other:?}"),
     }
 }
+
+fn tiny_mocc(overrides: &[&str]) -> LoadedConfig {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny-mocc.yaml");
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    LoadedConfig::load(&path, &o).expect("tiny-mocc config")
+}
+
+#[test]
+fn mocc_runs_both_phases_and_resumes_the_walk_exactly() {
+    use mocc_training::schedule::Phase;
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let full_dir = temp_dir("mocc-full");
+    let mut full = Trainer::new(&tiny_mocc(&[]), &full_dir).unwrap();
+    full.run(None, |_| {}).unwrap();
+    let s = full.schedule().unwrap();
+    assert_eq!(s.points().len(), 3);
+    assert_ne!(s.phase(), Phase::Bootstrap, "phase 1 ends after 2 updates");
+    assert!(
+        s.cycles() >= 1,
+        "10 updates walk the 3 landmarks at least once"
+    );
+    assert!(s
+        .landmark_rewards()
+        .iter()
+        .all(|r| r.is_some_and(|x| (0.0..=1.0).contains(&x))));
+    let expected = weights(&full);
+
+    let split_dir = temp_dir("mocc-split");
+    let mut first = Trainer::new(&tiny_mocc(&[]), &split_dir).unwrap();
+    first.run(Some(3), |_| {}).unwrap();
+    let position = first.schedule().unwrap().walk_position();
+    drop(first);
+    let mut second = Trainer::resume(&split_dir).unwrap();
+    assert_eq!(second.schedule().unwrap().walk_position(), position);
+    second.run(None, |_| {}).unwrap();
+    assert_eq!(weights(&second), expected);
+    assert_eq!(second.schedule(), full.schedule());
+    // The per-landmark curves are logged.
+    let csv = std::fs::read_to_string(full_dir.join("metrics.csv")).unwrap();
+    assert!(
+        csv.contains("mocc/landmark_reward/"),
+        "per-landmark rewards logged"
+    );
+    assert!(csv.contains("mocc/phase"));
+}
+
+#[test]
+fn mocc_config_errors_are_named() {
+    let e = LoadedConfig::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny-mocc.yaml"),
+        &["mocc.landmarks={omega: 7}".into()],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("mocc.landmarks.omega") && e.contains("36"),
+        "{e}"
+    );
+    let e = tiny_mocc(&["scenario.reward=aurora"])
+        .scenario()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mocc") && e.contains("reward: mocc"), "{e}");
+}
