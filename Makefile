@@ -44,7 +44,7 @@ build: libtorch
 	$(CARGO) build --release $(FEATURES)
 
 # Trains the default config (override with `make train CONFIG=...`).
-CONFIG ?= configs/aurora.yaml
+CONFIG ?= configs/mocc.yaml
 train: build
 	./target/release/mocc train $(CONFIG)
 
