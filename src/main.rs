@@ -18,6 +18,8 @@ enum Command {
     Train(cmd::train::TrainArgs),
     /// Run one sender at a fixed rate (or a constant action) and print per-MI statistics.
     Simulate(cmd::simulate::SimulateArgs),
+    /// Train one MOCC model per omega and compare quality against training time.
+    Sweep(cmd::sweep::SweepArgs),
     /// Evaluate policies on a suite of networks, objectives and seeds.
     Eval(cmd::eval::EvalArgs),
     /// Draw figures from run outputs.
@@ -31,6 +33,7 @@ fn main() {
     let result = match cli.command {
         Command::Train(args) => cmd::train::run(args),
         Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
         Command::Eval(args) => cmd::eval::run(args),
         Command::Plot(args) => cmd::plot::run(args),
         Command::Bench(args) => cmd::bench::run(args),

@@ -35,6 +35,7 @@ fn every_subcommand_has_help() {
         vec!["bench", "env", "--help"],
         vec!["train", "--help"],
         vec!["eval", "--help"],
+        vec!["sweep", "--help"],
         vec!["plot", "curve", "--help"],
     ] {
         let out = mocc(&args);
@@ -342,4 +343,57 @@ fn every_eval_suite_parses() {
         let path = entry.unwrap().path();
         mocc_training::eval::Suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
     }
+}
+
+#[test]
+fn mocc_sweep_writes_csv_and_figure() {
+    let out = temp_path("sweep");
+    let suite = temp_path("sweep-suite.yaml");
+    std::fs::write(
+        &suite,
+        "networks:\n  - {bw_pps: 200, delay_s: 0.05, queue_pkts: 20, loss: 0.01}\n\
+         objectives: [[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]]\nseeds: [0]\nsteps: 20\n",
+    )
+    .unwrap();
+    let o = mocc(&[
+        "sweep",
+        "configs/tiny-mocc.yaml",
+        "--omega",
+        "3,6",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "budget.env_steps=384",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(rows[0]["omega"], 3);
+    assert_eq!(rows[1]["omega"], 6);
+    // Budget per landmark is kept: omega 6 trains twice the steps of omega 3 (rounded up to
+    // whole rollouts of 4 envs x 32 steps).
+    assert_eq!(rows[0]["env_steps"], 384);
+    assert_eq!(rows[1]["env_steps"], 768);
+    for r in rows.as_array().unwrap() {
+        let p10 = r["p10"].as_f64().unwrap();
+        let p50 = r["p50"].as_f64().unwrap();
+        let p90 = r["p90"].as_f64().unwrap();
+        assert!(
+            p10 <= p50 && p50 <= p90 && (0.0..=1.0).contains(&p50),
+            "{r}"
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(csv.starts_with("omega,wall_seconds,env_steps,mean,p10,p25,p50,p75,p90\n"));
+    assert_eq!(csv.lines().count(), 3);
+    assert!(std::fs::read(out.join("sweep.png"))
+        .unwrap()
+        .starts_with(b"\x89PNG"));
+    let bad = mocc(&["sweep", "configs/tiny-mocc.yaml", "--omega", "7"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--omega 7"));
+    let _ = std::fs::remove_dir_all(out);
+    let _ = std::fs::remove_file(suite);
 }

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod eval;
 pub mod plot;
 pub mod simulate;
+pub mod sweep;
 pub mod train;
 
 use anyhow::Context;

@@ -12,6 +12,7 @@ pub mod plot;
 pub mod recorder;
 pub mod schedule;
 pub mod simulate;
+pub mod sweep;
 pub mod trainer;
 
 pub use bench::{bench_env, EnvBenchReport, EnvBenchSpec};

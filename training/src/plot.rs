@@ -114,6 +114,129 @@ fn bounds(xs: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// A named series for multi-line charts.
+pub struct Series<'a> {
+    /// Legend label.
+    pub label: String,
+    /// (x, y) points.
+    pub points: &'a [(f64, f64)],
+}
+
+/// One chart with several labelled series (lines, or markers when `points_only`).
+pub fn multi_line(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series<'_>],
+    points_only: bool,
+) -> Result<(), String> {
+    let all = series.iter().flat_map(|s| s.points.iter());
+    let (x0, x1) = bounds(all.clone().map(|q| q.0));
+    let (y0, y1) = bounds(all.map(|q| q.1));
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let anno = if points_only {
+            chart
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|&(x, y)| Circle::new((x, y), 5, color.filled())),
+                )
+                .map_err(|e| e.to_string())?
+        } else {
+            chart
+                .draw_series(LineSeries::new(
+                    s.points.iter().copied(),
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| e.to_string())?
+        };
+        anno.label(s.label.clone()).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(3))
+        });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The sweep figure: median reward against training time per omega, and the reward CDF per
+/// omega.
+pub fn sweep_figure(out: &Path, rows: &[(usize, f64, f64, Vec<f64>)]) -> Result<(), PlotError> {
+    register_font();
+    let d = |e: String| PlotError::Draw(format!("{}: {e}", out.display()));
+    let root = BitMapBackend::new(out, (900, 900)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| d(e.to_string()))?;
+    let (top, bottom) = root.split_vertically(450);
+    let quality: Vec<Vec<(f64, f64)>> = rows.iter().map(|r| vec![(r.1, r.2)]).collect();
+    let series: Vec<Series<'_>> = rows
+        .iter()
+        .zip(&quality)
+        .map(|(r, q)| Series {
+            label: format!("omega = {}", r.0),
+            points: q,
+        })
+        .collect();
+    multi_line(
+        &top,
+        "Quality vs training time",
+        "training wall time (s)",
+        "median normalized reward",
+        &series,
+        true,
+    )
+    .map_err(d)?;
+    let cdfs: Vec<Vec<(f64, f64)>> = rows
+        .iter()
+        .map(|r| {
+            let n = r.3.len().max(1) as f64;
+            r.3.iter()
+                .enumerate()
+                .map(|(i, &x)| (x, (i + 1) as f64 / n))
+                .collect()
+        })
+        .collect();
+    let series: Vec<Series<'_>> = rows
+        .iter()
+        .zip(&cdfs)
+        .map(|(r, c)| Series {
+            label: format!("omega = {}", r.0),
+            points: c,
+        })
+        .collect();
+    multi_line(
+        &bottom,
+        "CDF of normalized reward on the evaluation grid",
+        "normalized mocc reward",
+        "fraction of runs",
+        &series,
+        false,
+    )
+    .map_err(d)?;
+    root.present().map_err(|e| d(e.to_string()))?;
+    Ok(())
+}
+
 /// The learning curve of a run: episodic return, utilization, RTT ratio and loss vs env steps.
 pub fn learning_curve(run_dir: &Path, out: &Path) -> Result<(), PlotError> {
     let m = read_metrics(&run_dir.join("metrics.csv"))?;
