@@ -191,6 +191,7 @@ fn bench_env_prints_rates() {
 #[test]
 fn train_tiny_config_end_to_end() {
     let out_dir = temp_path("train-run");
+    let _ = std::fs::remove_dir_all(&out_dir);
     let j = stdout_json(&mocc(&[
         "train",
         "configs/tiny.yaml",
@@ -302,6 +303,7 @@ fn every_config_file_parses() {
 #[test]
 fn a_killed_run_leaves_a_loadable_checkpoint_and_resumes() {
     let out_dir = temp_path("killed-run");
+    let _ = std::fs::remove_dir_all(&out_dir);
     let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
         .args([
             "train",
@@ -348,6 +350,7 @@ fn every_eval_suite_parses() {
 #[test]
 fn mocc_sweep_writes_csv_and_figure() {
     let out = temp_path("sweep");
+    let _ = std::fs::remove_dir_all(&out);
     let suite = temp_path("sweep-suite.yaml");
     std::fs::write(
         &suite,

@@ -93,6 +93,7 @@ pub fn save(
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let name = format!("ckpt-{:08}", state.counters.updates);
     let final_path = dir.join(&name);
+    remove_stale_temporaries(dir);
     let tmp = dir.join(format!("{name}.tmp-{}", std::process::id()));
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
@@ -118,6 +119,18 @@ pub fn save(
     std::fs::rename(&tmp, &final_path).map_err(io(&final_path))?;
     fsync_dir(dir)?;
     Ok(final_path)
+}
+
+/// Deletes half-written checkpoint folders left by killed runs (best effort).
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().contains(".tmp-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 fn fsync_file(path: &Path) -> Result<(), CheckpointError> {

@@ -338,6 +338,21 @@ impl LoadedConfig {
                 let (field, rest) = msg.split_once(": ").unwrap_or(("mocc", msg.as_str()));
                 self.invalid(field, rest)
             })?;
+            if !c.agent.architecture(1).takes_objective() {
+                return Err(self.invalid(
+                    "agent",
+                    "MOCC training needs a network that sees the objective \
+                     (`preset: mocc` or an `agent.preference` sub-network)",
+                ));
+            }
+        }
+        if let Some(s) = c.agent.init_log_std {
+            if !(s.is_finite() && (-20.0..=5.0).contains(&s)) {
+                return Err(self.invalid(
+                    "agent.init_log_std",
+                    format!("must lie in [-20, 5] (got {s})"),
+                ));
+            }
         }
         if let Some(p) = &c.agent.preference {
             if p.is_empty() || p.contains(&0) {
@@ -350,7 +365,33 @@ impl LoadedConfig {
         Ok(())
     }
 
-    /// Loads the scenario (relative paths resolved against the config's folder).
+    /// The same config with the scenario inlined (trace paths made absolute) and the config
+    /// path canonical: what checkpoints store, so a run resumes or evaluates from any working
+    /// directory and does not change when scenario files are edited later.
+    pub fn resolved(&self) -> Result<Self, ConfigError> {
+        let scenario = self.scenario()?;
+        let mut inline = scenario.config().clone();
+        let base = match (&self.config.scenario, scenario.source()) {
+            (ScenarioRef::Path(_), Some(src)) => src.parent().map(Path::to_path_buf),
+            _ => self.path.parent().map(Path::to_path_buf),
+        }
+        .unwrap_or_default();
+        if let Some(t) = &inline.link.trace {
+            if t.is_relative() {
+                let joined = base.join(t);
+                inline.link.trace = Some(std::fs::canonicalize(&joined).unwrap_or(joined));
+            }
+        }
+        let mut config = self.config.clone();
+        config.scenario = ScenarioRef::Inline(Box::new(inline));
+        Ok(Self {
+            config,
+            path: std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone()),
+        })
+    }
+
+    /// Loads the scenario (relative paths resolved against the config's folder) and checks it
+    /// fits the rest of the config.
     pub fn scenario(&self) -> Result<Scenario, ConfigError> {
         let base = self.path.parent().unwrap_or(Path::new("."));
         let scenario = match &self.config.scenario {

@@ -31,9 +31,12 @@ pub fn omega_of(n: usize) -> usize {
     (n - 1) * (n - 2) / 2
 }
 
-/// The grid denominator whose omega is `omega`, if any.
+/// Largest grid denominator accepted (omega = 19,701).
+pub const MAX_DENOMINATOR: usize = 200;
+
+/// The grid denominator whose omega is `omega`, if any (up to `MAX_DENOMINATOR`).
 pub fn denominator_for_omega(omega: usize) -> Option<usize> {
-    (4..=2000).find(|&n| omega_of(n) == omega)
+    (4..=MAX_DENOMINATOR).find(|&n| omega_of(n) == omega)
 }
 
 impl Landmarks {
@@ -50,9 +53,11 @@ impl Landmarks {
                 })?;
                 Ok(Self::grid(n))
             }
-            LandmarkSpec::StepDenominator(n) if *n >= 4 => Ok(Self::grid(*n)),
+            LandmarkSpec::StepDenominator(n) if (4..=MAX_DENOMINATOR).contains(n) => {
+                Ok(Self::grid(*n))
+            }
             LandmarkSpec::StepDenominator(n) => Err(format!(
-                "landmarks.step_denominator: must be >= 4 (got {n})"
+                "landmarks.step_denominator: must lie in [4, {MAX_DENOMINATOR}] (got {n})"
             )),
             LandmarkSpec::List(points) => {
                 if points.is_empty() {

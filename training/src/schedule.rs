@@ -286,12 +286,21 @@ impl MoccSchedule {
                         Some(here.iter().sum::<f64>() / here.len() as f64);
                 }
                 self.updates_here += 1;
-                if self.updates_here >= self.config.phase2.updates_per_landmark {
+                if self.updates_here >= self.updates_at(self.position) {
                     self.advance();
                 }
             }
             Phase::Converged => {}
         }
+    }
+
+    /// Updates spent at walk position `p`: landmarks the cycle passes once (the ends of the
+    /// back-and-forth walk) get the share of those it passes twice, so every landmark trains
+    /// equally per cycle.
+    fn updates_at(&self, p: usize) -> u64 {
+        let visits = |l: usize| self.walk.iter().filter(|&&x| x == l).count().max(1);
+        let most = self.walk.iter().map(|&l| visits(l)).max().unwrap_or(1);
+        self.config.phase2.updates_per_landmark * (most / visits(self.walk[p])) as u64
     }
 
     fn bootstrap_converged(&self) -> bool {

@@ -135,6 +135,7 @@ struct Rollout {
 struct NetStats {
     utilization: f64,
     rtt_ratio: f64,
+    rtt_n: f64,
     loss: f64,
     throughput_pps: f64,
     n: f64,
@@ -143,10 +144,10 @@ struct NetStats {
 impl NetStats {
     fn add(&mut self, i: &StepInfo) {
         self.utilization += i.utilization;
+        // As in `mocc eval`: the RTT ratio averages the MIs that have RTT samples.
         if i.base_rtt_s > 0.0 && i.mean_rtt_s > 0.0 {
             self.rtt_ratio += i.mean_rtt_s / i.base_rtt_s;
-        } else {
-            self.rtt_ratio += 1.0;
+            self.rtt_n += 1.0;
         }
         self.loss += i.loss;
         self.throughput_pps += i.throughput_pps;
@@ -176,13 +177,26 @@ pub struct Trainer {
     warnings: Vec<String>,
     timing: TimeSplit,
     last_checkpoint: Option<PathBuf>,
+    saved_updates: Option<u64>,
     schedule: Option<MoccSchedule>,
     rollout_reward: Vec<f64>,
 }
 
 impl Trainer {
-    /// A fresh run of `loaded` writing into `run_dir`.
+    /// A fresh run of `loaded` writing into `run_dir`, which must not hold checkpoints yet.
     pub fn new(loaded: &LoadedConfig, run_dir: &Path) -> Result<Self, TrainError> {
+        let ckpts = run_dir.join("checkpoints");
+        if ckpts.is_dir() && checkpoint::list(&ckpts).is_ok_and(|l| !l.is_empty()) {
+            return Err(TrainError::Incompatible(format!(
+                "{}: this run folder already holds checkpoints; continue it with --resume or \
+                 choose another --out",
+                run_dir.display()
+            )));
+        }
+        Self::build(&loaded.resolved()?, run_dir)
+    }
+
+    fn build(loaded: &LoadedConfig, run_dir: &Path) -> Result<Self, TrainError> {
         let scenario = Arc::new(loaded.scenario()?);
         let cfg = loaded.config.clone();
         init_torch_threads(cfg.torch_threads);
@@ -211,6 +225,7 @@ impl Trainer {
             timing: TimeSplit::default(),
             counters: Counters::default(),
             last_checkpoint: None,
+            saved_updates: None,
             schedule: match &cfg.mocc {
                 Some(m) => Some(MoccSchedule::new(m.clone()).map_err(TrainError::Incompatible)?),
                 None => None,
@@ -245,7 +260,7 @@ impl Trainer {
             path: state.config_path.clone(),
         };
         loaded.validate()?;
-        let mut t = Self::new(&loaded, &run_dir)?;
+        let mut t = Self::build(&loaded, &run_dir)?;
         t.load_tensors(&tensors, state.adam_step)?;
         if state.obs_norm.dim() != t.obs_norm.dim() {
             return Err(TrainError::Incompatible(format!(
@@ -268,6 +283,7 @@ impl Trainer {
             s.reattach().map_err(TrainError::Incompatible)?;
             t.schedule = Some(s);
         }
+        t.saved_updates = Some(t.counters.updates);
         t.last_checkpoint = Some(ckpt);
         Ok(t)
     }
@@ -377,7 +393,7 @@ impl Trainer {
                 losses,
             });
         }
-        if self.last_checkpoint.is_none() {
+        if self.saved_updates != Some(self.counters.updates) {
             self.save_checkpoint()?;
         }
         for e in self.recorders.flush() {
@@ -542,7 +558,7 @@ impl Trainer {
             }
             self.timing.sim_seconds += tic.elapsed().as_secs_f64();
             let tic = Instant::now();
-            let bootstrap = self.truncation_values(&truncated, &final_obs);
+            let bootstrap = self.truncation_values(&terminated, &truncated, &final_obs);
             self.timing.inference_seconds += tic.elapsed().as_secs_f64();
             for e in 0..n {
                 let i = t * n + e;
@@ -567,11 +583,18 @@ impl Trainer {
         net
     }
 
-    /// `V(final observation)` for truncated envs (0 elsewhere): the time limit is bootstrapped.
-    fn truncation_values(&self, truncated: &[bool], final_obs: &[f32]) -> Vec<f32> {
+    /// `V(final observation)` for envs cut by the time limit and not terminated (0 elsewhere):
+    /// the time limit is bootstrapped, a termination is not.
+    fn truncation_values(
+        &self,
+        terminated: &[bool],
+        truncated: &[bool],
+        final_obs: &[f32],
+    ) -> Vec<f32> {
         let n = truncated.len();
         let mut out = vec![0.0f32; n];
-        if !truncated.iter().any(|&t| t) {
+        let cut = |e: usize| truncated[e] && !terminated[e];
+        if !(0..n).any(cut) {
             return out;
         }
         let d = self.obs_norm.dim();
@@ -579,7 +602,7 @@ impl Trainer {
         self.obs_norm.normalize(final_obs, &mut normalized);
         let (_, _, values) = self.infer(&normalized, self.venv.objectives());
         for e in 0..n {
-            if truncated[e] {
+            if cut(e) {
                 out[e] = values[e];
             }
         }
@@ -659,7 +682,9 @@ impl Trainer {
         }
         if net.n > 0.0 {
             scalars.push(("network/utilization", net.utilization / net.n));
-            scalars.push(("network/rtt_ratio", net.rtt_ratio / net.n));
+            if net.rtt_n > 0.0 {
+                scalars.push(("network/rtt_ratio", net.rtt_ratio / net.rtt_n));
+            }
             scalars.push(("network/loss", net.loss / net.n));
             scalars.push(("network/throughput_pps", net.throughput_pps / net.n));
         }
@@ -704,6 +729,7 @@ impl Trainer {
         let dir = self.run_dir.join("checkpoints");
         let path = checkpoint::save(&dir, &state, &tensors)?;
         self.last_checkpoint = Some(path.clone());
+        self.saved_updates = Some(self.counters.updates);
         self.apply_retention(&dir);
         Ok(path)
     }

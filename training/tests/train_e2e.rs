@@ -231,3 +231,53 @@ fn mocc_config_errors_are_named() {
         .to_string();
     assert!(e.contains("mocc") && e.contains("reward: mocc"), "{e}");
 }
+
+#[test]
+fn a_new_run_refuses_a_folder_with_checkpoints_and_mocc_needs_an_objective_input() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = temp_dir("reuse");
+    let mut t = Trainer::new(&tiny(&[]), &dir).unwrap();
+    t.run(Some(1), |_| {}).unwrap();
+    drop(t);
+    let err = match Trainer::new(&tiny(&[]), &dir) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a second run into the same folder was accepted"),
+    };
+    assert!(err.contains("already holds checkpoints"), "{err}");
+    let e = LoadedConfig::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny-mocc.yaml"),
+        &["agent.preset=aurora".into()],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("agent") && e.contains("objective"), "{e}");
+}
+
+#[test]
+fn checkpoints_hold_the_resolved_scenario() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    // configs/aurora.yaml names its scenario by a relative path; the checkpoint inlines it.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/aurora.yaml");
+    let cfg = LoadedConfig::load(
+        &path,
+        &[
+            "budget.env_steps=64".into(),
+            "envs=2".into(),
+            "ppo.num_steps=32".into(),
+            "ppo.num_minibatches=2".into(),
+            "ppo.update_epochs=1".into(),
+        ],
+    )
+    .unwrap();
+    let dir = temp_dir("resolved");
+    let mut t = Trainer::new(&cfg, &dir).unwrap();
+    let s = t.run(None, |_| {}).unwrap();
+    let (state, _) = checkpoint::load(&s.final_checkpoint).unwrap();
+    match &state.config.scenario {
+        mocc_training::config::ScenarioRef::Inline(sc) => {
+            assert_eq!(**sc, mocc_gym::ScenarioConfig::default());
+        }
+        other => panic!("scenario not inlined: {other:?}"),
+    }
+    assert!(state.config_path.is_absolute());
+}
