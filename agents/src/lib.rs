@@ -13,6 +13,6 @@ pub mod ppo;
 
 pub use adam::Adam;
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
-pub use model::{Activation, ActorCritic, Architecture, PolicyOutput, OBJECTIVE_DIM};
+pub use model::{Activation, ActorCritic, Architecture, Inference, PolicyOutput, OBJECTIVE_DIM};
 pub use obs_norm::RunningMeanStd;
 pub use ppo::{compute_gae, ppo_loss, update, Batch, LossStats, PpoConfig, Schedule, UpdateError};

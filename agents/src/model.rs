@@ -211,10 +211,53 @@ impl ActorCritic {
         }
     }
 
+    /// Batched inference without gradients on flat CPU slices: normalized observations
+    /// `[n, obs_dim]` and objectives `[n, 3]` (ignored by networks without a preference
+    /// sub-network) in; action means `[n]`, values `[n]` and the log std out.
+    pub fn infer(&self, obs: &[f32], objectives: &[f32], device: tch::Device) -> Inference {
+        let n = (objectives.len() / OBJECTIVE_DIM) as i64;
+        tch::no_grad(|| {
+            let obs = Tensor::from_slice(obs)
+                .view([n, self.arch.obs_dim as i64])
+                .to_device(device);
+            let w = Tensor::from_slice(objectives)
+                .view([n, OBJECTIVE_DIM as i64])
+                .to_device(device);
+            let out = self.forward(&obs, self.arch.takes_objective().then_some(&w));
+            Inference {
+                mean: to_vec(&out.mean.view([-1])),
+                value: to_vec(&out.value),
+                log_std: self.log_std.double_value(&[0]) as f32,
+            }
+        })
+    }
+
     /// State value only.
     pub fn value(&self, obs: &Tensor, objective: Option<&Tensor>) -> Tensor {
         self.critic.forward(obs, objective).squeeze_dim(-1)
     }
+}
+
+/// Result of [`ActorCritic::infer`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inference {
+    /// Action means, one per row.
+    pub mean: Vec<f32>,
+    /// State values, one per row.
+    pub value: Vec<f32>,
+    /// The policy's log std.
+    pub log_std: f32,
+}
+
+fn to_vec(t: &Tensor) -> Vec<f32> {
+    let t = t
+        .to_device(tch::Device::Cpu)
+        .to_kind(Kind::Float)
+        .contiguous();
+    let n = t.numel();
+    let mut out = vec![0.0f32; n];
+    t.copy_data(&mut out, n);
+    out
 }
 
 /// Log density of `action` under N(mean, exp(log_std)^2), summed over the action dimension.

@@ -439,7 +439,7 @@ fn env_mi_lengths_follow_aurora() {
         // Acks of the first MI come from packets that saw a queue of at most 0.01 s.
         let m1 = s1.info.mean_rtt_s;
         assert!(
-            m1 >= 2.0 * DELAY - 1e-12 && m1 <= 2.0 * DELAY + 0.01 + 1e-12,
+            (2.0 * DELAY - 1e-12..=2.0 * DELAY + 0.01 + 1e-12).contains(&m1),
             "seed {seed}: mean RTT {m1}"
         );
         let s2 = env.step(Action::Rate(rate));

@@ -409,7 +409,7 @@ fn on_off_sender_is_silent_while_off() {
         if sent > last_sent {
             let phase = now - 2.0 * (now / 2.0).floor();
             assert!(
-                phase < 1.0 + 1e-9 || phase > 2.0 - 1e-9,
+                !(1.0 + 1e-9..=2.0 - 1e-9).contains(&phase),
                 "sent at {now} (phase {phase})"
             );
         }

@@ -9,7 +9,7 @@ use mocc_gym::{Action, Env, MiOutcome, Range, Scenario, ScenarioConfig, Scenario
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tch::{nn, Device, Kind, Tensor};
+use tch::{nn, Device};
 
 /// Errors of evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -189,28 +189,9 @@ impl LoadedPolicy {
 
     /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`.
     pub fn act(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
-        let n = objectives.len() / 3;
-        let d = self.obs_norm.dim();
         let mut normalized = vec![0.0f32; raw_obs.len()];
         self.obs_norm.normalize(raw_obs, &mut normalized);
-        tch::no_grad(|| {
-            let obs = Tensor::from_slice(&normalized)
-                .view([n as i64, d as i64])
-                .to_device(self.device);
-            let w = Tensor::from_slice(objectives)
-                .view([n as i64, 3])
-                .to_device(self.device);
-            let takes_w = self.model.architecture().takes_objective();
-            let out = self.model.forward(&obs, takes_w.then_some(&w));
-            let mean = out
-                .mean
-                .view([-1])
-                .to_device(Device::Cpu)
-                .to_kind(Kind::Float);
-            let mut v = vec![0.0f32; n];
-            mean.copy_data(&mut v, n);
-            v
-        })
+        self.model.infer(&normalized, objectives, self.device).mean
     }
 }
 

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
-use tch::{nn, Device, Kind, Tensor};
+use tch::{nn, Device, Tensor};
 
 /// Errors that end training.
 #[derive(Debug, thiserror::Error)]
@@ -476,29 +476,10 @@ impl Trainer {
             .then(|| self.recent_returns.iter().sum::<f64>() / self.recent_returns.len() as f64)
     }
 
-    fn uses_objective(&self) -> bool {
-        self.model.architecture().takes_objective()
-    }
-
-    /// Normalizes `raw` rows into `out` and runs the model: (mean, log_std, value) per row.
+    /// Runs the model on normalized observations: (means, log std, values).
     fn infer(&self, normalized: &[f32], objectives: &[f32]) -> (Vec<f32>, f32, Vec<f32>) {
-        let n = objectives.len() / 3;
-        let d = self.obs_norm.dim();
-        tch::no_grad(|| {
-            let obs = Tensor::from_slice(normalized)
-                .view([n as i64, d as i64])
-                .to_device(self.device);
-            let w = Tensor::from_slice(objectives)
-                .view([n as i64, 3])
-                .to_device(self.device);
-            let out = self
-                .model
-                .forward(&obs, self.uses_objective().then_some(&w));
-            let mean = tensor_to_vec(&out.mean.view([-1]));
-            let value = tensor_to_vec(&out.value);
-            let log_std = self.model.log_std().double_value(&[0]) as f32;
-            (mean, log_std, value)
-        })
+        let out = self.model.infer(normalized, objectives, self.device);
+        (out.mean, out.log_std, out.value)
     }
 
     fn collect_rollout(&mut self) -> NetStats {
@@ -769,14 +750,6 @@ fn standard_normal<R: Rng>(rng: &mut R) -> f32 {
     let u1: f64 = 1.0 - rng.random::<f64>();
     let u2: f64 = rng.random::<f64>();
     ((-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()) as f32
-}
-
-fn tensor_to_vec(t: &Tensor) -> Vec<f32> {
-    let t = t.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
-    let n = t.numel();
-    let mut out = vec![0.0f32; n];
-    t.copy_data(&mut out, n);
-    out
 }
 
 /// The scenario of a config (for commands that need it without training).
