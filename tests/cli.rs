@@ -223,15 +223,18 @@ fn train_tiny_config_end_to_end() {
     )
     .unwrap();
     let eval_dir = temp_path("eval");
-    let e = stdout_json(&mocc(&[
-        "eval",
-        "--policy",
-        out_dir.to_str().unwrap(),
-        "--suite",
-        suite.to_str().unwrap(),
-        "--out",
-        eval_dir.to_str().unwrap(),
-    ]));
+    let run_eval = || {
+        stdout_json(&mocc(&[
+            "eval",
+            "--policy",
+            out_dir.to_str().unwrap(),
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            eval_dir.to_str().unwrap(),
+        ]))
+    };
+    let e = run_eval();
     assert_eq!(e["runs"], 4);
     let util = e["utilization"].as_f64().unwrap();
     assert!(util > 0.0 && util <= 1.0 + 1e-9, "{e}");
@@ -247,15 +250,7 @@ fn train_tiny_config_end_to_end() {
     );
     assert_eq!(lines.count(), 4);
     // The same evaluation twice gives the same numbers (deterministic policy and seeds).
-    let e2 = stdout_json(&mocc(&[
-        "eval",
-        "--policy",
-        out_dir.to_str().unwrap(),
-        "--suite",
-        suite.to_str().unwrap(),
-        "--out",
-        eval_dir.to_str().unwrap(),
-    ]));
+    let e2 = run_eval();
     assert_eq!(e, e2);
     // The learning curve draws.
     let png = temp_path("curve.png");

@@ -195,6 +195,69 @@ impl LoadedPolicy {
     }
 }
 
+/// The per-run network metrics and rewards (each a mean over the run's MIs), also used for
+/// their means over runs.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct RunMetrics {
+    /// Mean link utilization.
+    pub utilization: f64,
+    /// Mean delivered packets per second.
+    pub thr_pps: f64,
+    /// Mean RTT over MIs with samples (s).
+    pub mean_rtt_s: f64,
+    /// Mean RTT / propagation RTT over MIs with samples.
+    pub rtt_ratio: f64,
+    /// Mean loss ratio.
+    pub loss: f64,
+    /// Mean Aurora reward per MI.
+    pub aurora_reward: f64,
+    /// Mean MOCC reward per MI under the run's objective.
+    pub mocc_reward: f64,
+}
+
+impl RunMetrics {
+    /// Column names, in CSV order.
+    pub const COLUMNS: &'static str =
+        "utilization,thr_pps,mean_rtt_s,rtt_ratio,loss,aurora_reward,mocc_reward";
+
+    fn values(&self) -> [f64; 7] {
+        [
+            self.utilization,
+            self.thr_pps,
+            self.mean_rtt_s,
+            self.rtt_ratio,
+            self.loss,
+            self.aurora_reward,
+            self.mocc_reward,
+        ]
+    }
+
+    fn from_values(v: [f64; 7]) -> Self {
+        Self {
+            utilization: v[0],
+            thr_pps: v[1],
+            mean_rtt_s: v[2],
+            rtt_ratio: v[3],
+            loss: v[4],
+            aurora_reward: v[5],
+            mocc_reward: v[6],
+        }
+    }
+
+    /// Component-wise mean (zeros for no items).
+    pub fn mean<'a>(items: impl IntoIterator<Item = &'a RunMetrics>) -> Self {
+        let mut sum = [0.0; 7];
+        let mut n = 0usize;
+        for m in items {
+            for (s, v) in sum.iter_mut().zip(m.values()) {
+                *s += v;
+            }
+            n += 1;
+        }
+        Self::from_values(sum.map(|s| s / n.max(1) as f64))
+    }
+}
+
 /// One row of results.csv.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvalRow {
@@ -210,20 +273,9 @@ pub struct EvalRow {
     pub w_loss: f64,
     /// Seed.
     pub seed: u64,
-    /// Mean link utilization.
-    pub utilization: f64,
-    /// Mean delivered packets per second.
-    pub thr_pps: f64,
-    /// Mean RTT over MIs with samples (s).
-    pub mean_rtt_s: f64,
-    /// Mean RTT / propagation RTT over MIs with samples.
-    pub rtt_ratio: f64,
-    /// Mean loss ratio.
-    pub loss: f64,
-    /// Mean Aurora reward per MI.
-    pub aurora_reward: f64,
-    /// Mean MOCC reward per MI under the row's objective.
-    pub mocc_reward: f64,
+    /// The run's metrics.
+    #[serde(flatten)]
+    pub metrics: RunMetrics,
 }
 
 /// The metric columns' means over rows (the JSON `mocc eval` prints last).
@@ -231,20 +283,9 @@ pub struct EvalRow {
 pub struct EvalSummary {
     /// Runs.
     pub runs: usize,
-    /// Mean utilization.
-    pub utilization: f64,
-    /// Mean delivered packets per second.
-    pub thr_pps: f64,
-    /// Mean RTT (s).
-    pub mean_rtt_s: f64,
-    /// Mean RTT ratio.
-    pub rtt_ratio: f64,
-    /// Mean loss.
-    pub loss: f64,
-    /// Mean Aurora reward.
-    pub aurora_reward: f64,
-    /// Mean MOCC reward.
-    pub mocc_reward: f64,
+    /// Means over the runs.
+    #[serde(flatten)]
+    pub metrics: RunMetrics,
 }
 
 /// The scenario of one suite network, with the policy's observation, action and metric setup.
@@ -341,13 +382,15 @@ pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, Ev
                 w_lat: w[1],
                 w_loss: w[2],
                 seed,
-                utilization: a.util / n,
-                thr_pps: a.thr / n,
-                mean_rtt_s: a.rtt / rn,
-                rtt_ratio: a.rtt_ratio / rn,
-                loss: a.loss / n,
-                aurora_reward: a.aurora / n,
-                mocc_reward: a.mocc / n,
+                metrics: RunMetrics {
+                    utilization: a.util / n,
+                    thr_pps: a.thr / n,
+                    mean_rtt_s: a.rtt / rn,
+                    rtt_ratio: a.rtt_ratio / rn,
+                    loss: a.loss / n,
+                    aurora_reward: a.aurora / n,
+                    mocc_reward: a.mocc / n,
+                },
             });
         }
     }
@@ -356,17 +399,9 @@ pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, Ev
 
 /// Means of the metric columns.
 pub fn summarize(rows: &[EvalRow]) -> EvalSummary {
-    let n = rows.len().max(1) as f64;
-    let mean = |f: fn(&EvalRow) -> f64| rows.iter().map(f).sum::<f64>() / n;
     EvalSummary {
         runs: rows.len(),
-        utilization: mean(|r| r.utilization),
-        thr_pps: mean(|r| r.thr_pps),
-        mean_rtt_s: mean(|r| r.mean_rtt_s),
-        rtt_ratio: mean(|r| r.rtt_ratio),
-        loss: mean(|r| r.loss),
-        aurora_reward: mean(|r| r.aurora_reward),
-        mocc_reward: mean(|r| r.mocc_reward),
+        metrics: RunMetrics::mean(rows.iter().map(|r| &r.metrics)),
     }
 }
 
@@ -374,26 +409,24 @@ pub fn summarize(rows: &[EvalRow]) -> EvalSummary {
 pub fn write_csv<W: std::io::Write>(mut out: W, rows: &[EvalRow]) -> std::io::Result<()> {
     writeln!(
         out,
-        "policy,network,w_thr,w_lat,w_loss,seed,utilization,thr_pps,mean_rtt_s,rtt_ratio,loss,aurora_reward,mocc_reward"
+        "policy,network,w_thr,w_lat,w_loss,seed,{}",
+        RunMetrics::COLUMNS
     )?;
     for r in rows {
-        writeln!(
+        write!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{}",
             r.policy.replace(',', ";"),
             r.network,
             r.w_thr,
             r.w_lat,
             r.w_loss,
-            r.seed,
-            r.utilization,
-            r.thr_pps,
-            r.mean_rtt_s,
-            r.rtt_ratio,
-            r.loss,
-            r.aurora_reward,
-            r.mocc_reward
+            r.seed
         )?;
+        for v in r.metrics.values() {
+            write!(out, ",{v}")?;
+        }
+        writeln!(out)?;
     }
     Ok(())
 }

@@ -110,7 +110,7 @@ pub fn sweep(
         let policy = LoadedPolicy::load(&summary.final_checkpoint)?;
         let mut rewards: Vec<f64> = evaluate(&policy, suite)?
             .iter()
-            .map(|r| r.mocc_reward)
+            .map(|r| r.metrics.mocc_reward)
             .collect();
         rewards.sort_by(f64::total_cmp);
         let row = SweepRow {
