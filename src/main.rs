@@ -22,6 +22,8 @@ enum Command {
     Sweep(cmd::sweep::SweepArgs),
     /// Evaluate policies on a suite of networks, objectives and seeds.
     Eval(cmd::eval::EvalArgs),
+    /// Export a checkpoint as a libtorch-free policy folder (policy.json + policy.safetensors).
+    Export(cmd::export::ExportArgs),
     /// Draw figures from run outputs.
     Plot(cmd::plot::PlotArgs),
     /// Measure performance.
@@ -35,6 +37,7 @@ fn main() {
         Command::Simulate(args) => cmd::simulate::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Eval(args) => cmd::eval::run(args),
+        Command::Export(args) => cmd::export::run(args),
         Command::Plot(args) => cmd::plot::run(args),
         Command::Bench(args) => cmd::bench::run(args),
     };

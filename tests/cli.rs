@@ -33,6 +33,8 @@ fn every_subcommand_has_help() {
         vec!["simulate", "--help"],
         vec!["bench", "--help"],
         vec!["bench", "env", "--help"],
+        vec!["bench", "policy", "--help"],
+        vec!["export", "--help"],
         vec!["train", "--help"],
         vec!["eval", "--help"],
         vec!["sweep", "--help"],
@@ -393,5 +395,130 @@ fn mocc_sweep_writes_csv_and_figure() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--omega 7"));
     let _ = std::fs::remove_dir_all(out);
+    let _ = std::fs::remove_file(suite);
+}
+
+#[test]
+fn export_then_eval_simulate_and_bench_the_export() {
+    let run = temp_path("export-run");
+    let _ = std::fs::remove_dir_all(&run);
+    let j = stdout_json(&mocc(&[
+        "train",
+        "configs/tiny-mocc.yaml",
+        "--out",
+        run.to_str().unwrap(),
+    ]));
+    assert!(j["env_steps"].as_u64().unwrap() > 0, "{j}");
+    let export = temp_path("export-out");
+    let _ = std::fs::remove_dir_all(&export);
+    let spec = stdout_json(&mocc(&[
+        "export",
+        run.to_str().unwrap(),
+        "--out",
+        export.to_str().unwrap(),
+        "--torchscript",
+    ]));
+    assert_eq!(spec["format_version"], 1);
+    assert_eq!(spec["architecture"]["objective_dim"], 3);
+    assert_eq!(spec["provenance"]["config_name"], "tiny-mocc");
+    assert_eq!(spec["provenance"]["env_steps"], j["env_steps"]);
+    let rev = spec["provenance"]["git_revision"].as_str().unwrap();
+    assert!(!rev.is_empty(), "{spec}");
+    assert_eq!(spec["weights"]["sha256"].as_str().unwrap().len(), 64);
+    for f in ["policy.json", "policy.safetensors", "policy.pt"] {
+        assert!(export.join(f).is_file(), "{f}");
+    }
+    // The export and the checkpoint evaluate alike (f32 rounding differs, the dynamics are
+    // the same) on a one-network suite.
+    let suite = temp_path("export-suite.yaml");
+    std::fs::write(
+        &suite,
+        "networks:\n  - {bw_pps: 200, delay_s: 0.05, queue_pkts: 20}\n\
+         objectives: [[0.6, 0.3, 0.1], [0.1, 0.8, 0.1]]\nseeds: [0]\nsteps: 40\n",
+    )
+    .unwrap();
+    let eval_dir = temp_path("export-eval");
+    let e = stdout_json(&mocc(&[
+        "eval",
+        "--policy",
+        export.to_str().unwrap(),
+        "--policy",
+        run.to_str().unwrap(),
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        eval_dir.to_str().unwrap(),
+    ]));
+    assert_eq!(e["runs"], 4);
+    let csv = std::fs::read_to_string(eval_dir.join("results.csv")).unwrap();
+    let util: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(6).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(util.len(), 4);
+    for k in 0..2 {
+        assert!(
+            (util[k] - util[k + 2]).abs() < 0.02,
+            "export vs checkpoint: {util:?}"
+        );
+    }
+    // simulate --policy drives a sender with the export.
+    let sim = stdout_json(&mocc(&[
+        "simulate",
+        "--network",
+        "bw_pps=200,delay_s=0.05,queue_pkts=20",
+        "--policy",
+        export.to_str().unwrap(),
+        "--objective",
+        "0.6,0.3,0.1",
+        "--steps",
+        "50",
+    ]));
+    assert_eq!(sim["mis"], 50);
+    assert!(sim["thr_pps"].as_f64().unwrap() > 0.0, "{sim}");
+    let out = mocc(&[
+        "simulate",
+        "--network",
+        "bw_pps=200,delay_s=0.05,queue_pkts=20",
+        "--policy",
+        export.to_str().unwrap(),
+        "--objective",
+        "0.6,0.6,0.1",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sum to 1"));
+    // bench policy prints its JSON line.
+    let b = stdout_json(&mocc(&[
+        "bench",
+        "policy",
+        "--policy",
+        export.to_str().unwrap(),
+        "--decisions",
+        "2000",
+        "--repeats",
+        "3",
+    ]));
+    assert!(b["ns_per_decision"].as_f64().unwrap() > 0.0, "{b}");
+    assert_eq!(b["takes_objective"], true);
+    // A tampered export is refused by name.
+    let weights = export.join("policy.safetensors");
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&weights, bytes).unwrap();
+    let out = mocc(&["bench", "policy", "--policy", export.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SHA-256"));
+    let out = mocc(&[
+        "export",
+        "/nonexistent/run",
+        "--out",
+        export.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    for p in [&run, &export, &eval_dir] {
+        let _ = std::fs::remove_dir_all(p);
+    }
     let _ = std::fs::remove_file(suite);
 }

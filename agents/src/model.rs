@@ -3,27 +3,19 @@
 //! Variables live under stable VarStore paths: `pi/l{i}`, `pi/mean`, `vf/l{i}`, `vf/value`,
 //! `pi/pref/l{i}`, `vf/pref/l{i}` and `log_std`, so checkpoints and exports keep their names.
 
+use mocc_policy::{ArchitectureSpec, LayerSpec};
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
 
-/// Hidden-layer nonlinearity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Activation {
-    /// tanh (Aurora and MOCC).
-    #[default]
-    Tanh,
-    /// ReLU.
-    Relu,
-}
+pub use mocc_policy::Activation;
 
-impl Activation {
-    fn apply(self, x: &Tensor) -> Tensor {
-        match self {
-            Activation::Tanh => x.tanh(),
-            Activation::Relu => x.relu(),
-        }
+/// Applies a layer nonlinearity to a tensor (the same functions the libtorch-free runtime uses).
+fn activate(activation: Activation, x: &Tensor) -> Tensor {
+    match activation {
+        Activation::Tanh => x.tanh(),
+        Activation::Relu => x.relu(),
+        Activation::Identity => x.shallow_clone(),
     }
 }
 
@@ -75,10 +67,55 @@ impl Architecture {
     pub fn takes_objective(&self) -> bool {
         self.preference.is_some()
     }
+
+    /// The actor's layers as an export describes them, with the VarStore names of their
+    /// tensors (`pi.pref.l{i}`, `pi.l{i}`, `pi.mean`).
+    pub fn actor_spec(&self, log_std: f64) -> ArchitectureSpec {
+        let layers = |prefix: &str, input: usize, sizes: &[usize]| {
+            let mut width = input;
+            sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &h)| {
+                    let l = LayerSpec {
+                        name: format!("{prefix}l{i}"),
+                        inputs: width,
+                        outputs: h,
+                        activation: self.activation,
+                    };
+                    width = h;
+                    l
+                })
+                .collect::<Vec<_>>()
+        };
+        let preference = self
+            .preference
+            .as_deref()
+            .map_or_else(Vec::new, |sizes| layers("pi.pref.", OBJECTIVE_DIM, sizes));
+        let pref_out = preference.last().map_or(0, |l| l.outputs);
+        let body = layers("pi.", self.obs_dim + pref_out, &self.pi);
+        let head = LayerSpec {
+            name: "pi.mean".to_string(),
+            inputs: body.last().map_or(self.obs_dim + pref_out, |l| l.outputs),
+            outputs: 1,
+            activation: Activation::Identity,
+        };
+        ArchitectureSpec {
+            obs_dim: self.obs_dim,
+            objective_dim: if self.takes_objective() {
+                OBJECTIVE_DIM
+            } else {
+                0
+            },
+            preference,
+            body,
+            head,
+            log_std,
+        }
+    }
 }
 
-/// Number of objective weights (throughput, latency, loss).
-pub const OBJECTIVE_DIM: usize = 3;
+pub use mocc_policy::OBJECTIVE_DIM;
 
 #[derive(Debug)]
 struct Mlp {
@@ -105,7 +142,7 @@ impl Mlp {
     fn forward(&self, x: &Tensor) -> Tensor {
         let mut h = x.shallow_clone();
         for l in &self.layers {
-            h = self.activation.apply(&l.forward(&h));
+            h = activate(self.activation, &l.forward(&h));
         }
         h
     }

@@ -14,9 +14,9 @@ pub struct RunningMeanStd {
 }
 
 /// Normalized values are clipped to +-this (SB3's `clip_obs`).
-pub const OBS_CLIP: f32 = 10.0;
+pub const OBS_CLIP: f32 = mocc_policy::DEFAULT_OBS_CLIP;
 /// Added to the variance before the square root.
-pub const OBS_EPS: f64 = 1e-8;
+pub const OBS_EPS: f64 = mocc_policy::DEFAULT_OBS_EPS;
 
 impl RunningMeanStd {
     /// Fresh statistics for `dim` components (mean 0, var 1).
@@ -55,13 +55,23 @@ impl RunningMeanStd {
         self.count += nf;
     }
 
+    /// The frozen statistics, as an exported policy stores them.
+    pub fn frozen(&self) -> mocc_policy::Normalization {
+        mocc_policy::Normalization {
+            mean: self.mean.clone(),
+            var: self.var.clone(),
+            epsilon: OBS_EPS,
+            clip: OBS_CLIP,
+        }
+    }
+
     /// Normalizes `src` into `dst` (both `[n, dim]`), clipping to +-`OBS_CLIP`.
     pub fn normalize(&self, src: &[f32], dst: &mut [f32]) {
         let d = self.dim();
         for (row_in, row_out) in src.chunks_exact(d).zip(dst.chunks_exact_mut(d)) {
             for j in 0..d {
-                let z = (f64::from(row_in[j]) - self.mean[j]) / (self.var[j] + OBS_EPS).sqrt();
-                row_out[j] = (z as f32).clamp(-OBS_CLIP, OBS_CLIP);
+                let std = (self.var[j] + OBS_EPS).sqrt();
+                row_out[j] = mocc_policy::normalize_value(row_in[j], self.mean[j], std, OBS_CLIP);
             }
         }
     }

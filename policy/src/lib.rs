@@ -6,17 +6,35 @@
 //! ([`Feature`]), the latency-ratio baseline ([`LatencyBaseline`]), the observation history
 //! ([`ObservationBuilder`]) and the rate-update rule ([`RateRule`]).
 //!
+//! It also runs trained policies without libtorch: [`Policy::load`] reads and validates an
+//! export folder (`policy.json` + `policy.safetensors`), and a [`Controller`] turns each
+//! finished MI into the next pacing rate with the policy's mean action.
+//!
 //! This crate never depends on libtorch.
 
+pub mod controller;
+pub mod export;
 pub mod features;
 pub mod history;
 pub mod mi;
+pub mod net;
+pub mod normalize;
 pub mod rate;
 
+pub use controller::{Controller, ObjectiveError};
+pub use export::{
+    ArchitectureSpec, LayerSpec, MonitorIntervalSpec, NamedTensors, ObservationSpec, Policy,
+    PolicyError, PolicySpec, PolicyWorkspace, Provenance, WeightsSpec, POLICY_FORMAT_VERSION,
+    SPEC_FILE, WEIGHTS_FILE,
+};
 pub use features::{
     BaselineMode, Feature, FeatureError, FeatureSet, LatencyBaseline, MetricsVersion,
     NO_BASELINE_LATENCY_S,
 };
 pub use history::ObservationBuilder;
 pub use mi::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
+pub use net::{Activation, OBJECTIVE_DIM};
+pub use normalize::{
+    normalize_value, Normalization, Normalizer, DEFAULT_OBS_CLIP, DEFAULT_OBS_EPS,
+};
 pub use rate::{RateError, RateRule};

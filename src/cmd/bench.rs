@@ -1,8 +1,10 @@
 //! `mocc bench`.
 
+use anyhow::Context;
 use clap::{Args, Subcommand};
-use mocc_training::bench::{bench_env, EnvBenchSpec};
+use mocc_training::bench::{bench_env, bench_policy, EnvBenchSpec};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Arguments of `mocc bench`.
 #[derive(Debug, Args)]
@@ -15,6 +17,25 @@ pub struct BenchArgs {
 enum BenchTarget {
     /// Simulator throughput: env steps, events and packets per second.
     Env(EnvArgs),
+    /// Decision latency of the libtorch-free runtime (mocc-policy's Controller) on one core.
+    Policy(PolicyArgs),
+}
+
+/// Arguments of `mocc bench policy`.
+#[derive(Debug, Args)]
+struct PolicyArgs {
+    /// Export folder (policy.json + policy.safetensors).
+    #[arg(long)]
+    policy: PathBuf,
+    /// Decisions per timed repeat.
+    #[arg(long, default_value_t = 200_000)]
+    decisions: u64,
+    /// Timed repeats (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    repeats: u32,
+    /// Seed of the episode whose MIs are replayed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 /// Arguments of `mocc bench env`.
@@ -56,6 +77,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 seed: a.seed,
             };
             let report = bench_env(&spec)?;
+            println!("{}", serde_json::to_string(&report)?);
+        }
+        BenchTarget::Policy(a) => {
+            let policy = mocc_policy::Policy::load(&a.policy)
+                .with_context(|| format!("cannot load policy {}", a.policy.display()))?;
+            let report = bench_policy(Arc::new(policy), a.decisions, a.repeats, a.seed)?;
             println!("{}", serde_json::to_string(&report)?);
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod eval;
+pub mod export;
 pub mod plot;
 pub mod simulate;
 pub mod sweep;

@@ -3,14 +3,17 @@
 use anyhow::Context;
 use clap::{ArgGroup, Args};
 use mocc_gym::{Action, Scenario};
-use mocc_training::simulate::{parse_network_spec, simulate, write_csv, SimulationSpec};
+use mocc_training::eval::LoadedPolicy;
+use mocc_training::simulate::{
+    parse_network_spec, simulate, simulate_policy, write_csv, SimulationSpec,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Arguments of `mocc simulate`.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("net").required(true).args(["scenario", "network"])))]
-#[command(group(ArgGroup::new("drive").required(true).args(["rate", "action"])))]
+#[command(group(ArgGroup::new("drive").required(true).args(["rate", "action", "policy"])))]
 pub struct SimulateArgs {
     /// Scenario YAML file (its agent sender is driven).
     #[arg(long)]
@@ -24,6 +27,14 @@ pub struct SimulateArgs {
     /// Apply this constant Aurora action every MI.
     #[arg(long, allow_hyphen_values = true)]
     action: Option<f64>,
+    /// Let a trained policy drive: an export folder, a checkpoint or a run folder. Its own
+    /// observation, metrics, action rule and MI sizing replace the scenario's.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Objective (throughput, latency, loss weights) given to --policy, e.g. 0.6,0.3,0.1
+    /// (default: the policy's training default).
+    #[arg(long, requires = "policy", value_parser = parse_objective)]
+    objective: Option<[f64; 3]>,
     /// Number of MIs to record (after the reset's warm-up MIs).
     #[arg(long, default_value_t = 400)]
     steps: usize,
@@ -45,23 +56,28 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         }
         (None, None) => anyhow::bail!("one of --scenario or --network is required"),
     };
-    let action = match (args.rate, args.action) {
-        (Some(r), _) if r.is_finite() && r > 0.0 => Action::Rate(r),
-        (Some(r), _) => anyhow::bail!("--rate: must be a positive number of packets/s (got {r})"),
-        (None, Some(a)) if a.is_finite() => Action::Delta(a),
-        (None, Some(a)) => anyhow::bail!("--action: must be finite (got {a})"),
-        (None, None) => anyhow::bail!("one of --rate or --action is required"),
-    };
     if args.steps == 0 {
         anyhow::bail!("--steps: must be >= 1");
     }
-    let spec = SimulationSpec {
-        scenario: scenario.clone(),
-        action,
-        steps: args.steps,
-        seed: args.seed,
+    let (rows, report, features) = match &args.policy {
+        Some(path) => {
+            let policy = LoadedPolicy::load(path)
+                .with_context(|| format!("cannot load policy {}", path.display()))?;
+            let objective = args.objective.unwrap_or(policy.scenario().objective);
+            let (rows, report) =
+                simulate_policy(scenario.config(), &policy, objective, args.steps, args.seed)?;
+            (rows, report, policy.scenario().observation.features.clone())
+        }
+        None => {
+            let (rows, report) = simulate(&SimulationSpec {
+                scenario: scenario.clone(),
+                action: fixed_action(args.rate, args.action)?,
+                steps: args.steps,
+                seed: args.seed,
+            })?;
+            (rows, report, scenario.config().observation.features.clone())
+        }
     };
-    let (rows, report) = simulate(&spec)?;
     if let Some(out) = &args.out {
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
@@ -69,10 +85,30 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         }
         let file = std::fs::File::create(out)
             .with_context(|| format!("cannot create {}", out.display()))?;
-        let names = scenario.config().observation.features.names();
+        let names = features.names();
         write_csv(std::io::BufWriter::new(file), &rows, &names)
             .with_context(|| format!("cannot write {}", out.display()))?;
     }
     println!("{}", serde_json::to_string(&report)?);
     Ok(())
+}
+
+/// Parses `a,b,c` into objective weights (validated where used).
+pub fn parse_objective(s: &str) -> Result<[f64; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let [a, b, c] = parts.as_slice() else {
+        return Err(format!("expected three comma-separated weights, got {s:?}"));
+    };
+    let num = |x: &str| x.parse::<f64>().map_err(|_| format!("not a number: {x:?}"));
+    Ok([num(a)?, num(b)?, num(c)?])
+}
+
+fn fixed_action(rate: Option<f64>, action: Option<f64>) -> anyhow::Result<Action> {
+    Ok(match (rate, action) {
+        (Some(r), _) if r.is_finite() && r > 0.0 => Action::Rate(r),
+        (Some(r), _) => anyhow::bail!("--rate: must be a positive number of packets/s (got {r})"),
+        (None, Some(a)) if a.is_finite() => Action::Delta(a),
+        (None, Some(a)) => anyhow::bail!("--action: must be finite (got {a})"),
+        (None, None) => anyhow::bail!("one of --rate, --action or --policy is required"),
+    })
 }

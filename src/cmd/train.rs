@@ -46,6 +46,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         }
         (None, None) => anyhow::bail!("a CONFIG file (or --resume CHECKPOINT) is required"),
     };
+    trainer.record_git_revision(env!("MOCC_GIT_REVISION"));
     eprintln!("run folder: {}", trainer.run_dir().display());
     let total = trainer.total_updates();
     let bar = progress_bar(total, trainer.counters().updates);

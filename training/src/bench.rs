@@ -64,3 +64,81 @@ pub fn bench_env(spec: &EnvBenchSpec) -> Result<EnvBenchReport, VecEnvError> {
         threads: spec.threads,
     })
 }
+
+/// What `mocc bench policy` measured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PolicyBenchReport {
+    /// Median wall nanoseconds per `Controller::on_monitor_interval` call (features, history,
+    /// normalization, network, rate rule) over the repeats.
+    pub ns_per_decision: f64,
+    /// Fastest repeat's nanoseconds per decision.
+    pub min_ns_per_decision: f64,
+    /// Decisions per repeat.
+    pub decisions: u64,
+    /// Timed repeats.
+    pub repeats: u32,
+    /// Observation length of the policy.
+    pub obs_len: usize,
+    /// Whether the policy takes the objective.
+    pub takes_objective: bool,
+}
+
+/// Records the MIs of one episode in which the policy itself drives a sender over a fixed
+/// link (bw 500 pkt/s, 30 ms one-way delay, 50-packet queue): realistic controller inputs.
+pub fn record_policy_mis(
+    policy: &Arc<mocc_policy::Policy>,
+    steps: u32,
+    seed: u64,
+) -> Result<Vec<mocc_policy::MonitorInterval>, mocc_gym::ScenarioError> {
+    let mut cfg = crate::export::export_scenario(policy);
+    let fixed = mocc_gym::ScenarioConfig::fixed_link(500.0, 0.03, 50.0, 0.0);
+    cfg.link = fixed.link;
+    cfg.senders = fixed.senders;
+    cfg.episode_mis = steps.max(1);
+    let scenario = Arc::new(Scenario::new(cfg, None)?);
+    let mut env = mocc_gym::Env::new(scenario, seed, 0);
+    let objective = policy.spec().default_objective.map(|w| w as f32);
+    let mut ws = policy.workspace();
+    let mut mis = Vec::with_capacity(steps as usize);
+    for _ in 0..steps {
+        let a = policy.mean_action(env.observation(), &objective, &mut ws);
+        env.step(mocc_gym::Action::Delta(f64::from(a)));
+        mis.push(*env.last_mi(0));
+    }
+    Ok(mis)
+}
+
+/// Times a controller replaying recorded MIs: `repeats` runs of `decisions` calls each.
+pub fn bench_policy(
+    policy: Arc<mocc_policy::Policy>,
+    decisions: u64,
+    repeats: u32,
+    seed: u64,
+) -> Result<PolicyBenchReport, mocc_gym::ScenarioError> {
+    let mis = record_policy_mis(&policy, 400, seed)?;
+    let objective = policy.spec().default_objective;
+    let mut controller = mocc_policy::Controller::new(policy.clone(), objective)
+        .map_err(|e| mocc_gym::ScenarioError::invalid("default_objective", e.to_string()))?;
+    let decisions = decisions.max(1);
+    let mut per_repeat = Vec::with_capacity(repeats.max(1) as usize);
+    let mut sink = 0.0;
+    for _ in 0..repeats.max(1) {
+        controller.reset(100.0);
+        let start = Instant::now();
+        for k in 0..decisions {
+            let mi = &mis[(k % mis.len() as u64) as usize];
+            sink += controller.on_monitor_interval(std::hint::black_box(mi));
+        }
+        per_repeat.push(start.elapsed().as_nanos() as f64 / decisions as f64);
+    }
+    std::hint::black_box(sink);
+    per_repeat.sort_by(f64::total_cmp);
+    Ok(PolicyBenchReport {
+        ns_per_decision: per_repeat[per_repeat.len() / 2],
+        min_ns_per_decision: per_repeat[0],
+        decisions,
+        repeats: repeats.max(1),
+        obs_len: policy.obs_len(),
+        takes_objective: policy.takes_objective(),
+    })
+}

@@ -82,6 +82,9 @@ pub struct CheckpointState {
     /// MOCC's schedule position (phase, walk position, per-landmark rewards).
     #[serde(default)]
     pub schedule: Option<MoccSchedule>,
+    /// Git revision of the code that wrote this checkpoint, when known.
+    #[serde(default)]
+    pub git_revision: Option<String>,
 }
 
 /// Saves a checkpoint as `dir/ckpt-<updates>`; returns its path.

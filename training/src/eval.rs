@@ -3,6 +3,7 @@
 
 use crate::checkpoint::{self, CheckpointError};
 use crate::config::LoadedConfig;
+use crate::export;
 use mocc_agents::{resolve_device, ActorCritic, RunningMeanStd};
 use mocc_gym::reward::{aurora_reward, mocc_reward};
 use mocc_gym::{Action, Env, MiOutcome, Range, Scenario, ScenarioConfig, ScenarioError, StepInfo};
@@ -31,6 +32,9 @@ pub enum EvalError {
     /// The policy does not fit (shapes, device).
     #[error("{0}")]
     Policy(String),
+    /// The export folder is invalid.
+    #[error(transparent)]
+    Export(#[from] mocc_policy::PolicyError),
 }
 
 /// One network of a suite: a fixed Aurora bottleneck.
@@ -128,19 +132,38 @@ impl Suite {
     }
 }
 
-/// A trained policy loaded from a checkpoint, frozen.
+/// A trained policy, frozen: a training checkpoint (run with libtorch) or an export folder
+/// (run with mocc-policy's libtorch-free runtime).
 pub struct LoadedPolicy {
     name: String,
+    model: PolicyModel,
+    scenario: ScenarioConfig,
+}
+
+enum PolicyModel {
+    Checkpoint(Box<CheckpointModel>),
+    Export(Box<mocc_policy::Policy>),
+}
+
+struct CheckpointModel {
     _vs: nn::VarStore,
     model: ActorCritic,
     obs_norm: RunningMeanStd,
-    scenario: ScenarioConfig,
     device: Device,
 }
 
 impl LoadedPolicy {
-    /// Loads a checkpoint folder or a run folder (its newest checkpoint).
+    /// Loads an export folder (it holds `policy.json`), a checkpoint folder, or a run folder
+    /// (its newest checkpoint).
     pub fn load(path: &Path) -> Result<Self, EvalError> {
+        if export::is_export(path) {
+            let policy = mocc_policy::Policy::load(path)?;
+            return Ok(Self {
+                name: path.display().to_string(),
+                scenario: export::export_scenario(&policy),
+                model: PolicyModel::Export(Box::new(policy)),
+            });
+        }
         let ckpt = checkpoint::resolve(path)?;
         let (state, tensors) = checkpoint::load(&ckpt)?;
         let loaded = LoadedConfig {
@@ -174,11 +197,13 @@ impl LoadedPolicy {
         vs.freeze();
         Ok(Self {
             name: path.display().to_string(),
-            _vs: vs,
-            model,
-            obs_norm: state.obs_norm,
+            model: PolicyModel::Checkpoint(Box::new(CheckpointModel {
+                _vs: vs,
+                model,
+                obs_norm: state.obs_norm,
+                device,
+            })),
             scenario: scenario.config().clone(),
-            device,
         })
     }
 
@@ -187,11 +212,28 @@ impl LoadedPolicy {
         &self.name
     }
 
+    /// The gym setup the policy was trained with (observation, metrics, action rule, MI sizing).
+    pub fn scenario(&self) -> &ScenarioConfig {
+        &self.scenario
+    }
+
     /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`.
     pub fn act(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
-        let mut normalized = vec![0.0f32; raw_obs.len()];
-        self.obs_norm.normalize(raw_obs, &mut normalized);
-        self.model.infer(&normalized, objectives, self.device).mean
+        match &self.model {
+            PolicyModel::Checkpoint(c) => {
+                let mut normalized = vec![0.0f32; raw_obs.len()];
+                c.obs_norm.normalize(raw_obs, &mut normalized);
+                c.model.infer(&normalized, objectives, c.device).mean
+            }
+            PolicyModel::Export(policy) => {
+                let mut ws = policy.workspace();
+                raw_obs
+                    .chunks_exact(policy.obs_len())
+                    .zip(objectives.chunks_exact(3))
+                    .map(|(obs, w)| policy.mean_action(obs, &[w[0], w[1], w[2]], &mut ws))
+                    .collect()
+            }
+        }
     }
 }
 

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod checkpoint;
 pub mod config;
 pub mod eval;
+pub mod export;
 pub mod landmarks;
 pub mod plot;
 pub mod recorder;

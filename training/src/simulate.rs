@@ -1,5 +1,6 @@
 //! `mocc simulate`: one sender at a fixed rate (or a constant action) for N MIs.
 
+use crate::eval::LoadedPolicy;
 use mocc_gym::{Action, Env, Scenario, ScenarioConfig, ScenarioError};
 use serde::Serialize;
 use std::io::Write;
@@ -68,11 +69,48 @@ pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport),
         Action::Rate(r) => Arc::new(spec.scenario.with_agent_start_rate(r)?),
         Action::Delta(_) => spec.scenario.clone(),
     };
-    let mut env = Env::new(scenario, spec.seed, 0);
-    let k = spec.scenario.config().observation.features.len();
-    let mut rows = Vec::with_capacity(spec.steps);
-    for mi in 1..=spec.steps {
-        let step = env.step(spec.action);
+    Ok(run(scenario, spec.steps, spec.seed, |_| spec.action))
+}
+
+/// Runs a trained policy (checkpoint or export) as the agent sender of `scenario`, acting with
+/// its mean action under `objective`. The scenario's observation, metrics, action rule and MI
+/// sizing are replaced by the ones the policy was trained with.
+pub fn simulate_policy(
+    scenario: &ScenarioConfig,
+    policy: &LoadedPolicy,
+    objective: [f64; 3],
+    steps: usize,
+    seed: u64,
+) -> Result<(Vec<MiRow>, SimulationReport), ScenarioError> {
+    mocc_gym::config::validate_objective("--objective", &objective)?;
+    let trained = policy.scenario();
+    let mut cfg = scenario.clone();
+    cfg.observation = trained.observation.clone();
+    cfg.metrics = trained.metrics;
+    cfg.action = trained.action;
+    cfg.monitor_interval = trained.monitor_interval;
+    cfg.warmup_mis = trained.warmup_mis;
+    cfg.objective = objective;
+    let scenario = Arc::new(Scenario::new(cfg, None)?);
+    let w = objective.map(|v| v as f32);
+    Ok(run(scenario, steps, seed, |env| {
+        Action::Delta(f64::from(policy.act(env.observation(), &w)[0]))
+    }))
+}
+
+/// Steps one env for `steps` MIs, choosing each action from the env's state.
+fn run(
+    scenario: Arc<Scenario>,
+    steps: usize,
+    seed: u64,
+    mut decide: impl FnMut(&Env) -> Action,
+) -> (Vec<MiRow>, SimulationReport) {
+    let k = scenario.config().observation.features.len();
+    let mut env = Env::new(scenario, seed, 0);
+    let mut rows = Vec::with_capacity(steps);
+    for mi in 1..=steps {
+        let action = decide(&env);
+        let step = env.step(action);
         let obs = env.observation();
         rows.push(MiRow {
             mi,
@@ -87,7 +125,7 @@ pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport),
         });
     }
     let report = summarize(&rows);
-    Ok((rows, report))
+    (rows, report)
 }
 
 fn summarize(rows: &[MiRow]) -> SimulationReport {

@@ -180,6 +180,7 @@ pub struct Trainer {
     saved_updates: Option<u64>,
     schedule: Option<MoccSchedule>,
     rollout_reward: Vec<f64>,
+    git_revision: Option<String>,
 }
 
 impl Trainer {
@@ -226,6 +227,7 @@ impl Trainer {
             counters: Counters::default(),
             last_checkpoint: None,
             saved_updates: None,
+            git_revision: None,
             schedule: match &cfg.mocc {
                 Some(m) => Some(MoccSchedule::new(m.clone()).map_err(TrainError::Incompatible)?),
                 None => None,
@@ -285,6 +287,7 @@ impl Trainer {
         }
         t.saved_updates = Some(t.counters.updates);
         t.last_checkpoint = Some(ckpt);
+        t.git_revision = state.git_revision;
         Ok(t)
     }
 
@@ -348,6 +351,12 @@ impl Trainer {
     /// The model's variables (for tests and export).
     pub fn var_store(&self) -> &nn::VarStore {
         &self.vs
+    }
+
+    /// Records the revision of the code that trains from here on; checkpoints and exports
+    /// carry it.
+    pub fn record_git_revision(&mut self, revision: impl Into<String>) {
+        self.git_revision = Some(revision.into());
     }
 
     /// The run folder.
@@ -699,6 +708,7 @@ impl Trainer {
             envs: serde_json::to_value(&envs)
                 .map_err(|e| TrainError::Incompatible(format!("env state: {e}")))?,
             schedule: self.schedule.clone(),
+            git_revision: self.git_revision.clone(),
         };
         let mut tensors: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();
         tensors.extend(self.opt.state_tensors());

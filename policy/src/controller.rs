@@ -1,0 +1,146 @@
+//! A deployed sender's rate controller: fed one monitor interval's raw statistics at a time, it
+//! returns the next pacing rate, running the feature, history and rate-rule code the gym
+//! trained with.
+
+use crate::export::{validate_objective, Policy, PolicyWorkspace};
+use crate::history::ObservationBuilder;
+use crate::mi::MonitorInterval;
+use crate::net::OBJECTIVE_DIM;
+use std::sync::Arc;
+
+/// An objective that is not three positive weights summing to 1.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("objective: {0}")]
+pub struct ObjectiveError(pub String);
+
+/// One connection's controller. Cheap to create; many controllers can share one [`Policy`].
+///
+/// The sequence matches the gym's episodes: after [`Controller::reset`] the sender paces at the
+/// start rate for the policy's `warmup_mis` MIs (they are not recorded in the history); at the
+/// end of the last warm-up MI the policy takes its first decision on the empty history, and
+/// from then on every finished MI is recorded and followed by one decision.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    policy: Arc<Policy>,
+    history: ObservationBuilder,
+    workspace: PolicyWorkspace,
+    objective: [f64; OBJECTIVE_DIM],
+    objective_input: [f32; OBJECTIVE_DIM],
+    rate_pps: f64,
+    warmup_left: u32,
+    last_action: Option<f32>,
+    last_mean_rtt_s: Option<f64>,
+}
+
+impl Controller {
+    /// A controller for one connection, pacing at the policy's minimum rate until
+    /// [`Controller::reset`] sets a start rate. `objective` holds the weights of throughput,
+    /// latency and loss (positive, summing to 1); single-objective policies ignore it.
+    pub fn new(
+        policy: impl Into<Arc<Policy>>,
+        objective: [f64; OBJECTIVE_DIM],
+    ) -> Result<Self, ObjectiveError> {
+        validate_objective(&objective).map_err(ObjectiveError)?;
+        let policy = policy.into();
+        let start = policy.rate_rule().min_rate_pps;
+        let mut c = Self {
+            history: policy.observation_builder(),
+            workspace: policy.workspace(),
+            objective,
+            objective_input: objective.map(|w| w as f32),
+            rate_pps: start,
+            warmup_left: 0,
+            last_action: None,
+            last_mean_rtt_s: None,
+            policy,
+        };
+        c.reset(start);
+        Ok(c)
+    }
+
+    /// Starts a new connection at `start_rate_pps` and returns the rate for its first MI (the
+    /// start rate, or with `warmup_mis = 0` the rate after the first decision).
+    pub fn reset(&mut self, start_rate_pps: f64) -> f64 {
+        self.history.reset();
+        self.rate_pps = start_rate_pps;
+        self.last_action = None;
+        self.last_mean_rtt_s = None;
+        self.warmup_left = self.policy.spec().monitor_interval.warmup_mis;
+        if self.warmup_left == 0 {
+            self.decide();
+        }
+        self.rate_pps
+    }
+
+    /// Folds in a finished MI and returns the rate for the next one.
+    pub fn on_monitor_interval(&mut self, mi: &MonitorInterval) -> f64 {
+        if self.warmup_left > 0 {
+            self.warmup_left -= 1;
+            if self.warmup_left == 0 {
+                self.decide();
+            }
+            return self.rate_pps;
+        }
+        self.history.record(mi);
+        let rtt = mi.avg_latency_s();
+        if rtt > 0.0 {
+            self.last_mean_rtt_s = Some(rtt);
+        }
+        self.decide();
+        self.rate_pps
+    }
+
+    fn decide(&mut self) {
+        let action = self.policy.mean_action(
+            self.history.observation(),
+            &self.objective_input,
+            &mut self.workspace,
+        );
+        self.last_action = Some(action);
+        self.rate_pps = self
+            .policy
+            .rate_rule()
+            .apply(self.rate_pps, f64::from(action));
+    }
+
+    /// Switches the application's objective (takes effect at the next decision).
+    pub fn set_objective(&mut self, objective: [f64; OBJECTIVE_DIM]) -> Result<(), ObjectiveError> {
+        validate_objective(&objective).map_err(ObjectiveError)?;
+        self.objective = objective;
+        self.objective_input = objective.map(|w| w as f32);
+        Ok(())
+    }
+
+    /// The objective in force.
+    pub fn objective(&self) -> [f64; OBJECTIVE_DIM] {
+        self.objective
+    }
+
+    /// The current pacing rate (packets/s).
+    pub fn rate_pps(&self) -> f64 {
+        self.rate_pps
+    }
+
+    /// The last action the network took (before the rate rule), if any.
+    pub fn last_action(&self) -> Option<f32> {
+        self.last_action
+    }
+
+    /// The observation the next decision will see (raw, before normalization).
+    pub fn observation(&self) -> &[f32] {
+        self.history.observation()
+    }
+
+    /// Length of the next MI as trained: `rtt_factor x` the mean RTT of the last recorded MI
+    /// that had RTT samples; `None` before one (the sender then keeps `initial_delay_factor x`
+    /// its one-way delay estimate, as the gym does through the warm-up).
+    pub fn next_mi_duration_s(&self) -> Option<f64> {
+        self.last_mean_rtt_s
+            .map(|rtt| self.policy.spec().monitor_interval.rtt_factor * rtt)
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.policy
+    }
+}

@@ -1,0 +1,383 @@
+//! Export folders: round trip, a reference forward pass, every refusal, and the controller's
+//! episode sequence.
+
+use mocc_policy::{
+    Activation, ArchitectureSpec, BaselineMode, Controller, LayerSpec, MetricsVersion,
+    MonitorInterval, MonitorIntervalSpec, Normalization, ObservationSpec, Policy, PolicyError,
+    PolicySpec, Provenance, RateRule, RttSummary, WeightsSpec, BYTES_PER_PACKET,
+    POLICY_FORMAT_VERSION,
+};
+use std::path::{Path, PathBuf};
+
+type Tensors = mocc_policy::NamedTensors;
+
+/// A tiny deterministic generator (xorshift) so the tests need no RNG crate.
+struct Gen(u64);
+
+impl Gen {
+    fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn symmetric(&mut self, scale: f64) -> f32 {
+        ((self.uniform() * 2.0 - 1.0) * scale) as f32
+    }
+}
+
+fn layer(name: &str, inputs: usize, outputs: usize, activation: Activation) -> LayerSpec {
+    LayerSpec {
+        name: name.into(),
+        inputs,
+        outputs,
+        activation,
+    }
+}
+
+/// A MOCC-shaped (preference) or Aurora-shaped spec with random weights.
+fn random_policy(preference: bool, seed: u64) -> (PolicySpec, Tensors) {
+    let mut g = Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let features = vec![
+        "sent latency inflation".to_string(),
+        "latency ratio".to_string(),
+        "send ratio".to_string(),
+    ];
+    let history_len = 4;
+    let obs_dim = history_len * features.len();
+    let (pref, pref_out) = if preference {
+        (vec![layer("pi.pref.l0", 3, 5, Activation::Tanh)], 5)
+    } else {
+        (Vec::new(), 0)
+    };
+    let body = vec![
+        layer("pi.l0", obs_dim + pref_out, 8, Activation::Tanh),
+        layer("pi.l1", 8, 6, Activation::Relu),
+    ];
+    let head = layer("pi.mean", 6, 1, Activation::Identity);
+    let architecture = ArchitectureSpec {
+        obs_dim,
+        objective_dim: if preference { 3 } else { 0 },
+        preference: pref,
+        body,
+        head,
+        log_std: -0.5,
+    };
+    let mut tensors = Tensors::new();
+    for l in architecture.layers() {
+        let w = (0..l.inputs * l.outputs)
+            .map(|_| g.symmetric(0.8))
+            .collect();
+        let b = (0..l.outputs).map(|_| g.symmetric(0.3)).collect();
+        tensors.insert(format!("{}.weight", l.name), (vec![l.outputs, l.inputs], w));
+        tensors.insert(format!("{}.bias", l.name), (vec![l.outputs], b));
+    }
+    let normalization = Normalization {
+        mean: (0..obs_dim).map(|_| g.uniform() - 0.5).collect(),
+        var: (0..obs_dim).map(|_| 0.1 + g.uniform()).collect(),
+        epsilon: 1e-8,
+        clip: 10.0,
+    };
+    let spec = PolicySpec {
+        format_version: POLICY_FORMAT_VERSION,
+        architecture,
+        observation: ObservationSpec {
+            features,
+            history_len,
+            latency_baseline: BaselineMode::ConnectionMin,
+            metrics: MetricsVersion::Aurora,
+            normalization,
+        },
+        action: RateRule::default(),
+        monitor_interval: MonitorIntervalSpec {
+            initial_delay_factor: 3.0,
+            rtt_factor: 0.5,
+            warmup_mis: 2,
+        },
+        default_objective: [1.0 / 3.0; 3],
+        provenance: Provenance::default(),
+        weights: WeightsSpec {
+            file: String::new(),
+            sha256: String::new(),
+        },
+    };
+    (spec, tensors)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mocc-policy-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn write(name: &str, preference: bool) -> (PathBuf, Tensors) {
+    let (spec, tensors) = random_policy(preference, 7);
+    let dir = temp_dir(name);
+    Policy::write(&dir, spec, &tensors).expect("writes");
+    (dir, tensors)
+}
+
+/// The network evaluated the obvious way in f64 with libm's tanh.
+fn reference_action(spec: &PolicySpec, t: &Tensors, raw: &[f32], w: [f64; 3]) -> f64 {
+    let n = &spec.observation.normalization;
+    let dense = |l: &LayerSpec, x: &[f64]| -> Vec<f64> {
+        let wt = &t[&format!("{}.weight", l.name)].1;
+        let b = &t[&format!("{}.bias", l.name)].1;
+        (0..l.outputs)
+            .map(|o| {
+                let s = f64::from(b[o])
+                    + (0..l.inputs)
+                        .map(|i| f64::from(wt[o * l.inputs + i]) * x[i])
+                        .sum::<f64>();
+                match l.activation {
+                    Activation::Tanh => s.tanh(),
+                    Activation::Relu => s.max(0.0),
+                    Activation::Identity => s,
+                }
+            })
+            .collect()
+    };
+    let mut x: Vec<f64> = raw
+        .iter()
+        .enumerate()
+        .map(|(j, &v)| {
+            ((f64::from(v) - n.mean[j]) / (n.var[j] + n.epsilon).sqrt())
+                .clamp(-f64::from(n.clip), f64::from(n.clip))
+        })
+        .collect();
+    let a = &spec.architecture;
+    if !a.preference.is_empty() {
+        let mut p = w.to_vec();
+        for l in &a.preference {
+            p = dense(l, &p);
+        }
+        x.extend(p);
+    }
+    for l in &a.body {
+        x = dense(l, &x);
+    }
+    dense(&a.head, &x)[0]
+}
+
+#[test]
+fn mean_action_matches_a_reference_forward_pass() {
+    for preference in [false, true] {
+        let (dir, tensors) = write(&format!("ref-{preference}"), preference);
+        let policy = Policy::load(&dir).expect("loads");
+        let mut ws = policy.workspace();
+        let mut g = Gen(11);
+        for _ in 0..500 {
+            let raw: Vec<f32> = (0..policy.obs_len()).map(|_| g.symmetric(3.0)).collect();
+            let a = g.uniform() + 0.01;
+            let b = (1.0 - a) * g.uniform().max(0.01);
+            let w = [a / 1.02, b / 1.02, (1.0 - a - b + 0.02) / 1.02];
+            let wf = w.map(|v| v as f32);
+            let got = f64::from(policy.mean_action(&raw, &wf, &mut ws));
+            let want = reference_action(policy.spec(), &tensors, &raw, wf.map(f64::from));
+            assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn objective_changes_the_action_only_with_a_preference_network() {
+    for preference in [false, true] {
+        let (dir, _) = write(&format!("pref-{preference}"), preference);
+        let policy = Policy::load(&dir).unwrap();
+        let mut ws = policy.workspace();
+        let raw = vec![0.5f32; policy.obs_len()];
+        let a = policy.mean_action(&raw, &[0.8, 0.1, 0.1], &mut ws);
+        let b = policy.mean_action(&raw, &[0.1, 0.8, 0.1], &mut ws);
+        assert_eq!(a != b, preference, "{a} {b}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+fn load_err(dir: &Path) -> String {
+    match Policy::load(dir) {
+        Ok(_) => panic!("{} loaded", dir.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn edit_json(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = dir.join("policy.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn tampered_weights_fail_the_checksum() {
+    let (dir, _) = write("tamper", true);
+    let path = dir.join("policy.safetensors");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&path, bytes).unwrap();
+    let err = load_err(&dir);
+    assert!(
+        err.contains("SHA-256") && err.contains("policy.safetensors"),
+        "{err}"
+    );
+    assert!(matches!(
+        Policy::load(&dir),
+        Err(PolicyError::Checksum { .. })
+    ));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn wrong_shapes_are_refused_with_the_tensor_name() {
+    // The architecture says 8 hidden units but the weights have 7.
+    let (spec, mut tensors) = random_policy(true, 3);
+    tensors.insert("pi.l1.weight".into(), (vec![6, 7], vec![0.0; 42]));
+    let dir = temp_dir("shape");
+    let err = Policy::write(&dir, spec, &tensors).unwrap_err().to_string();
+    assert!(
+        err.contains("\"pi.l1.weight\"") && err.contains("[6, 8]"),
+        "{err}"
+    );
+
+    // The architecture's widths do not chain.
+    let (dir, _) = write("chain", true);
+    edit_json(&dir, |v| v["architecture"]["body"][1]["inputs"] = 9.into());
+    let err = load_err(&dir);
+    assert!(err.contains("architecture.body[1].inputs"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+
+    // A tensor is missing.
+    let (spec, mut tensors) = random_policy(false, 3);
+    tensors.remove("pi.mean.bias");
+    let dir = temp_dir("missing-tensor");
+    let err = Policy::write(&dir, spec, &tensors).unwrap_err().to_string();
+    assert!(err.contains("\"pi.mean.bias\" is missing"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn unknown_feature_names_are_refused() {
+    let (dir, _) = write("feature", false);
+    edit_json(&dir, |v| {
+        v["observation"]["features"][1] = "latency ratiox".into()
+    });
+    let err = load_err(&dir);
+    assert!(
+        err.contains("observation.features[1]") && err.contains("\"latency ratiox\""),
+        "{err}"
+    );
+    assert!(err.contains("send ratio"), "lists the known names: {err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn missing_files_and_other_versions_are_refused() {
+    let (dir, _) = write("missing", false);
+    std::fs::remove_file(dir.join("policy.safetensors")).unwrap();
+    let err = load_err(&dir);
+    assert!(err.contains("policy.safetensors"), "{err}");
+    assert!(matches!(Policy::load(&dir), Err(PolicyError::Io { .. })));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let err = load_err(&temp_dir("nowhere"));
+    assert!(err.contains("policy.json"), "{err}");
+
+    let (dir, _) = write("version", false);
+    edit_json(&dir, |v| v["format_version"] = 2.into());
+    let err = load_err(&dir);
+    assert!(err.contains("format_version 2 is not supported"), "{err}");
+    edit_json(&dir, |v| {
+        v["format_version"] = 1.into();
+        v["observation"]["history_len"] = 5.into();
+    });
+    let err = load_err(&dir);
+    assert!(err.contains("architecture.obs_dim"), "{err}");
+    edit_json(&dir, |v| {
+        v["observation"]["history_len"] = 4.into();
+        v["surprise"] = true.into();
+    });
+    let err = load_err(&dir);
+    assert!(err.contains("surprise"), "{err}");
+    std::fs::write(dir.join("policy.json"), "{ not json").unwrap();
+    let err = load_err(&dir);
+    assert!(err.contains("policy.json"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn mi(k: usize, rtt: f64) -> MonitorInterval {
+    let t = k as f64 * 0.05;
+    MonitorInterval {
+        bytes_sent: 10.0 * BYTES_PER_PACKET,
+        bytes_acked: 9.0 * BYTES_PER_PACKET,
+        bytes_lost: BYTES_PER_PACKET,
+        send_start_s: t,
+        send_end_s: t + 0.05,
+        recv_start_s: t + rtt,
+        recv_end_s: t + 0.05 + rtt,
+        rtt: RttSummary::from_samples(&[rtt, rtt * 1.1, rtt * 1.2]),
+    }
+}
+
+#[test]
+fn controller_follows_the_gym_episode_sequence() {
+    let (dir, _) = write("controller", true);
+    let policy = std::sync::Arc::new(Policy::load(&dir).unwrap());
+    let rule = policy.rate_rule();
+    let w = [0.6, 0.3, 0.1];
+    let mut c = Controller::new(policy.clone(), w).unwrap();
+    assert_eq!(c.reset(200.0), 200.0, "warm-up MIs run at the start rate");
+    assert_eq!(c.next_mi_duration_s(), None);
+    // First warm-up MI: no decision.
+    assert_eq!(c.on_monitor_interval(&mi(0, 0.04)), 200.0);
+    assert_eq!(c.last_action(), None);
+    // Last warm-up MI: first decision, on the empty history.
+    let mut builder = policy.observation_builder();
+    let mut ws = policy.workspace();
+    let wf = w.map(|v| v as f32);
+    let a0 = policy.mean_action(builder.observation(), &wf, &mut ws);
+    let r1 = c.on_monitor_interval(&mi(1, 0.04));
+    assert_eq!(r1, rule.apply(200.0, f64::from(a0)));
+    assert_eq!(
+        c.observation(),
+        builder.observation(),
+        "warm-up MIs are not recorded"
+    );
+    // Then every MI is recorded and followed by one decision.
+    let mut rate = r1;
+    for k in 2..30 {
+        let m = mi(k, 0.04 + 0.001 * k as f64);
+        builder.record(&m);
+        let a = policy.mean_action(builder.observation(), &wf, &mut ws);
+        rate = rule.apply(rate, f64::from(a));
+        assert_eq!(c.on_monitor_interval(&m), rate);
+        assert_eq!(c.last_action(), Some(a));
+        let expect = 0.5 * m.avg_latency_s();
+        assert_eq!(c.next_mi_duration_s(), Some(expect));
+    }
+    assert!((rule.min_rate_pps..=rule.max_rate_pps).contains(&rate));
+    // set_objective validates and switches the input.
+    assert!(c.set_objective([0.5, 0.5, 0.5]).is_err());
+    assert!(c.set_objective([0.0, 0.5, 0.5]).is_err());
+    c.set_objective([0.1, 0.1, 0.8]).unwrap();
+    assert_eq!(c.objective(), [0.1, 0.1, 0.8]);
+    assert!(Controller::new(policy.clone(), [1.0, 0.0, 0.0]).is_err());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn without_warmup_the_first_decision_comes_at_reset() {
+    let (mut spec, tensors) = random_policy(false, 5);
+    spec.monitor_interval.warmup_mis = 0;
+    let dir = temp_dir("no-warmup");
+    Policy::write(&dir, spec, &tensors).unwrap();
+    let policy = Policy::load(&dir).unwrap();
+    let builder = policy.observation_builder();
+    let mut ws = policy.workspace();
+    let a0 = policy.mean_action(builder.observation(), &[1.0 / 3.0; 3], &mut ws);
+    let rule = policy.rate_rule();
+    let mut c = Controller::new(policy, [1.0 / 3.0; 3]).unwrap();
+    assert_eq!(c.reset(300.0), rule.apply(300.0, f64::from(a0)));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,258 @@
+//! `mocc export`: turns a training checkpoint into a deployable export folder
+//! (`policy.json` + `policy.safetensors`, optionally a TorchScript `policy.pt`), and rebuilds
+//! the gym setup an export was trained with so `mocc eval` / `mocc simulate` can run it.
+
+use crate::checkpoint::{self, CheckpointError};
+use crate::config::LoadedConfig;
+use mocc_agents::{ActorCritic, Architecture, RunningMeanStd};
+use mocc_gym::config::{MonitorIntervalConfig, ObservationConfig};
+use mocc_gym::ScenarioConfig;
+use mocc_policy::{
+    MonitorIntervalSpec, NamedTensors, ObservationSpec, Policy, PolicyError, PolicySpec,
+    Provenance, WeightsSpec, POLICY_FORMAT_VERSION,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use tch::{nn, Kind, Tensor};
+
+/// File name of the optional TorchScript module.
+pub const TORCHSCRIPT_FILE: &str = "policy.pt";
+
+/// Errors of exporting.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The checkpoint could not be read.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// The export could not be written or does not validate.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The checkpoint's contents do not fit its config.
+    #[error("{path}: {message}")]
+    Mismatch {
+        /// The checkpoint.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// What an export records besides the model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExportOptions {
+    /// Also write a TorchScript module taking (raw obs `[B, obs_dim]`, objective `[B, 3]`) and
+    /// returning the mean action `[B, 1]`, normalization included.
+    pub torchscript: bool,
+    /// The exporting tool and its revision, e.g. `mocc 0.1.0 (rev abc)`.
+    pub exported_by: String,
+}
+
+/// The description of a trained actor (weights checksum left empty for [`Policy::write`]).
+pub fn policy_spec(
+    arch: &Architecture,
+    log_std: f64,
+    obs_norm: &RunningMeanStd,
+    scenario: &ScenarioConfig,
+    provenance: Provenance,
+) -> PolicySpec {
+    let o = &scenario.observation;
+    PolicySpec {
+        format_version: POLICY_FORMAT_VERSION,
+        architecture: arch.actor_spec(log_std),
+        observation: ObservationSpec {
+            features: o.features.names().into_iter().map(String::from).collect(),
+            history_len: o.history_len,
+            latency_baseline: o.latency_baseline,
+            metrics: scenario.metrics,
+            normalization: obs_norm.frozen(),
+        },
+        action: scenario.action,
+        monitor_interval: MonitorIntervalSpec {
+            initial_delay_factor: scenario.monitor_interval.initial_delay_factor,
+            rtt_factor: scenario.monitor_interval.rtt_factor,
+            warmup_mis: scenario.warmup_mis,
+        },
+        default_objective: scenario.objective,
+        provenance,
+        weights: WeightsSpec {
+            file: String::new(),
+            sha256: String::new(),
+        },
+    }
+}
+
+/// The actor's tensors (f32, PyTorch layout) named as the architecture describes them.
+pub fn actor_tensors(
+    arch: &Architecture,
+    vars: &HashMap<String, Tensor>,
+) -> Result<NamedTensors, String> {
+    let mut out = NamedTensors::new();
+    for layer in arch.actor_spec(0.0).layers() {
+        for part in ["weight", "bias"] {
+            let name = format!("{}.{part}", layer.name);
+            let t = vars
+                .get(&name)
+                .ok_or_else(|| format!("lacks weight {name}"))?;
+            let shape: Vec<usize> = t.size().iter().map(|&d| d as usize).collect();
+            let t = t
+                .to_device(tch::Device::Cpu)
+                .to_kind(Kind::Float)
+                .contiguous();
+            let n = t.numel();
+            let mut data = vec![0.0f32; n];
+            t.copy_data(&mut data, n);
+            out.insert(name, (shape, data));
+        }
+    }
+    Ok(out)
+}
+
+/// Exports a checkpoint folder (or a run folder's newest checkpoint) to `out`.
+pub fn export_checkpoint(
+    checkpoint_path: &Path,
+    out: &Path,
+    options: &ExportOptions,
+) -> Result<PolicySpec, ExportError> {
+    let ckpt = checkpoint::resolve(checkpoint_path)?;
+    let (state, tensors) = checkpoint::load(&ckpt)?;
+    let mismatch = |message: String| ExportError::Mismatch {
+        path: ckpt.clone(),
+        message,
+    };
+    let loaded = LoadedConfig {
+        config: state.config.clone(),
+        path: state.config_path.clone(),
+    };
+    let scenario = loaded
+        .scenario()
+        .map_err(|e| mismatch(format!("training scenario: {e}")))?;
+    let arch = state.config.agent.architecture(scenario.obs_len());
+    let log_std = tensors
+        .get("log_std")
+        .map(|t| t.double_value(&[0]))
+        .ok_or_else(|| mismatch("lacks weight log_std".into()))?;
+    let weights = actor_tensors(&arch, &tensors).map_err(mismatch)?;
+    let provenance = Provenance {
+        config_name: state
+            .config_path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        config_path: state.config_path.display().to_string(),
+        git_revision: state.git_revision.clone(),
+        checkpoint: ckpt.display().to_string(),
+        env_steps: state.counters.env_steps,
+        exported_by: options.exported_by.clone(),
+    };
+    let spec = policy_spec(
+        &arch,
+        log_std,
+        &state.obs_norm,
+        scenario.config(),
+        provenance,
+    );
+    let spec = Policy::write(out, spec, &weights)?;
+    if options.torchscript {
+        let (_vs, model) = model_from_tensors(&ckpt, &arch, &tensors).map_err(mismatch)?;
+        write_torchscript(&model, &state.obs_norm, &out.join(TORCHSCRIPT_FILE))
+            .map_err(mismatch)?;
+    }
+    Ok(spec)
+}
+
+/// Rebuilds the actor-critic of a checkpoint on the CPU, frozen.
+fn model_from_tensors(
+    ckpt: &Path,
+    arch: &Architecture,
+    tensors: &HashMap<String, Tensor>,
+) -> Result<(nn::VarStore, ActorCritic), String> {
+    let mut vs = nn::VarStore::new(tch::Device::Cpu);
+    let model = ActorCritic::new(&vs.root(), arch.clone());
+    {
+        let _guard = tch::no_grad_guard();
+        for (name, mut var) in vs.variables() {
+            let src = tensors
+                .get(&name)
+                .ok_or_else(|| format!("{}: lacks weight {name}", ckpt.display()))?;
+            if src.size() != var.size() {
+                return Err(format!(
+                    "{}: weight {name} has shape {:?}, expected {:?}",
+                    ckpt.display(),
+                    src.size(),
+                    var.size()
+                ));
+            }
+            var.copy_(src);
+        }
+    }
+    vs.freeze();
+    Ok((vs, model))
+}
+
+/// Traces the actor with its frozen normalization into a TorchScript module at `path`:
+/// `forward(obs [B, obs_dim] raw, w [B, 3]) -> mean action [B, 1]` (`w` is ignored by
+/// single-objective policies). The model must live on the CPU.
+pub fn write_torchscript(
+    model: &ActorCritic,
+    obs_norm: &RunningMeanStd,
+    path: &Path,
+) -> Result<(), String> {
+    let frozen = obs_norm.frozen();
+    let mean = Tensor::from_slice(&frozen.mean).to_kind(Kind::Float);
+    let std: Vec<f64> = frozen
+        .var
+        .iter()
+        .map(|v| (v + frozen.epsilon).sqrt())
+        .collect();
+    let std = Tensor::from_slice(&std).to_kind(Kind::Float);
+    let clip = f64::from(frozen.clip);
+    let arch = model.architecture();
+    let takes_objective = arch.takes_objective();
+    let obs = Tensor::zeros([1, arch.obs_dim as i64], (Kind::Float, tch::Device::Cpu));
+    let w = Tensor::full([1, 3], 1.0 / 3.0, (Kind::Float, tch::Device::Cpu));
+    let module = tch::no_grad(|| {
+        tch::CModule::create_by_tracing("MoccPolicy", "forward", &[obs, w], &mut |inputs| {
+            let z = ((&inputs[0] - &mean) / &std).clamp(-clip, clip);
+            vec![
+                model
+                    .forward(&z, takes_objective.then_some(&inputs[1]))
+                    .mean,
+            ]
+        })
+    })
+    .map_err(|e| format!("tracing the TorchScript module: {e}"))?;
+    module
+        .save(path)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The gym setup an export was trained with: its observation, metrics, action rule and MI
+/// sizing on the default link (callers replace the link and senders).
+pub fn export_scenario(policy: &Policy) -> ScenarioConfig {
+    let spec = policy.spec();
+    let o = &spec.observation;
+    ScenarioConfig {
+        monitor_interval: MonitorIntervalConfig {
+            initial_delay_factor: spec.monitor_interval.initial_delay_factor,
+            rtt_factor: spec.monitor_interval.rtt_factor,
+        },
+        warmup_mis: spec.monitor_interval.warmup_mis,
+        observation: ObservationConfig {
+            features: policy.features().clone(),
+            history_len: o.history_len,
+            latency_baseline: o.latency_baseline,
+        },
+        metrics: o.metrics,
+        action: spec.action,
+        objective: spec.default_objective,
+        ..ScenarioConfig::default()
+    }
+}
+
+/// Whether `path` is an export folder (holds `policy.json`).
+pub fn is_export(path: &Path) -> bool {
+    path.join(mocc_policy::SPEC_FILE).is_file()
+        || path
+            .file_name()
+            .is_some_and(|n| n == mocc_policy::SPEC_FILE)
+}

@@ -1,0 +1,231 @@
+//! Agreement between the libtorch model and the libtorch-free runtime, and between a deployed
+//! controller and the gym.
+
+use mocc_agents::{ActorCritic, Architecture, RunningMeanStd};
+use mocc_gym::{Action, Env, Scenario, ScenarioConfig, StartRate};
+use mocc_policy::{Controller, MonitorInterval, Policy, Provenance};
+use mocc_training::export::{actor_tensors, export_scenario, policy_spec, write_torchscript};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tch::{nn, Device, Kind, Tensor};
+
+/// libtorch's global RNG initializes the weights: build models one at a time.
+static TORCH: Mutex<()> = Mutex::new(());
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mocc-export-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A model with every parameter redrawn (so the head is not near zero, as at init) and
+/// random normalization statistics, exported to `dir`.
+fn random_export(
+    arch: Architecture,
+    scenario: &ScenarioConfig,
+    seed: i64,
+    dir: &std::path::Path,
+) -> (nn::VarStore, ActorCritic, RunningMeanStd, Policy) {
+    let _lock = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    tch::manual_seed(seed);
+    let mut vs = nn::VarStore::new(Device::Cpu);
+    let model = ActorCritic::new(&vs.root(), arch.clone());
+    tch::no_grad(|| {
+        for (_, mut v) in vs.variables() {
+            let fresh = Tensor::randn_like(&v) * 0.4;
+            v.copy_(&fresh);
+        }
+    });
+    vs.freeze();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed as u64);
+    let mut obs_norm = RunningMeanStd::new(arch.obs_dim);
+    for j in 0..arch.obs_dim {
+        obs_norm.mean[j] = rng.random_range(-0.5..0.5);
+        obs_norm.var[j] = rng.random_range(0.05..2.0);
+    }
+    let log_std = model.log_std().double_value(&[0]);
+    let spec = policy_spec(&arch, log_std, &obs_norm, scenario, Provenance::default());
+    let tensors = actor_tensors(&arch, &vs.variables()).expect("actor tensors");
+    Policy::write(dir, spec, &tensors).expect("export");
+    let policy = Policy::load(dir).expect("loads");
+    (vs, model, obs_norm, policy)
+}
+
+#[test]
+fn runtime_mean_action_equals_the_tch_model_for_both_presets() {
+    let scenario = ScenarioConfig::default();
+    let obs_dim = scenario.observation.history_len * scenario.observation.features.len();
+    for (name, arch) in [
+        ("aurora", Architecture::aurora(obs_dim)),
+        ("mocc", Architecture::mocc(obs_dim)),
+    ] {
+        let dir = temp_dir(name);
+        let (_vs, model, obs_norm, policy) = random_export(arch, &scenario, 17, &dir);
+        let n = 256;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let raw: Vec<f32> = (0..n * obs_dim)
+            .map(|_| rng.random_range(-3.0f32..3.0))
+            .collect();
+        let mut ws_flat = Vec::with_capacity(n * 3);
+        for _ in 0..n {
+            let a: f32 = rng.random_range(0.05..0.9);
+            let b: f32 = rng.random_range(0.05..(1.0 - a).max(0.06));
+            let c = (1.0 - a - b).max(0.01);
+            let s = a + b + c;
+            ws_flat.extend([a / s, b / s, c / s]);
+        }
+        let mut normalized = vec![0.0f32; raw.len()];
+        obs_norm.normalize(&raw, &mut normalized);
+        let want = model.infer(&normalized, &ws_flat, Device::Cpu).mean;
+        let mut ws = policy.workspace();
+        let mut worst = 0.0f32;
+        let mut spread = (f32::MAX, f32::MIN);
+        for k in 0..n {
+            let w = [ws_flat[3 * k], ws_flat[3 * k + 1], ws_flat[3 * k + 2]];
+            let got = policy.mean_action(&raw[k * obs_dim..(k + 1) * obs_dim], &w, &mut ws);
+            worst = worst.max((got - want[k]).abs());
+            spread = (spread.0.min(got), spread.1.max(got));
+        }
+        assert!(worst <= 1e-5, "{name}: worst |runtime - tch| = {worst}");
+        assert!(
+            spread.1 - spread.0 > 0.1,
+            "{name}: the inputs exercise the network"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn exported_normalization_is_bit_identical_to_the_trainers() {
+    // clip((x - mean) / sqrt(var + eps), 10), in both.
+    let scenario = ScenarioConfig::default();
+    let dim = scenario.observation.history_len * scenario.observation.features.len();
+    let dir = temp_dir("norm");
+    let (_vs, _model, obs_norm, policy) =
+        random_export(Architecture::aurora(dim), &scenario, 3, &dir);
+    let raw: Vec<f32> = (0..dim).map(|j| j as f32 * 0.37 - 4.0).collect();
+    let mut a = vec![0.0f32; dim];
+    obs_norm.normalize(&raw, &mut a);
+    let mut b = vec![0.0f32; dim];
+    policy
+        .spec()
+        .observation
+        .normalization
+        .normalizer()
+        .apply(&raw, &mut b);
+    assert_eq!(a, b, "bit-identical normalization");
+    assert!(
+        a.iter().any(|&v| v == 10.0 || v == -10.0),
+        "clipping exercised: {a:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn torchscript_module_agrees_with_the_runtime() {
+    let scenario = ScenarioConfig::default();
+    let dim = scenario.observation.history_len * scenario.observation.features.len();
+    let dir = temp_dir("torchscript");
+    let (_vs, model, obs_norm, policy) = random_export(Architecture::mocc(dim), &scenario, 8, &dir);
+    let path = dir.join("policy.pt");
+    write_torchscript(&model, &obs_norm, &path).expect("traces");
+    let module = tch::CModule::load(&path).expect("TorchScript loads");
+    let n = 16usize;
+    let raw: Vec<f32> = (0..n * dim)
+        .map(|i| ((i * 37 % 101) as f32 / 25.0) - 2.0)
+        .collect();
+    let w: Vec<f32> = (0..n)
+        .flat_map(|k| {
+            let a = 0.1 + 0.05 * k as f32;
+            [a, (1.0 - a) / 2.0, (1.0 - a) / 2.0]
+        })
+        .collect();
+    let obs_t = Tensor::from_slice(&raw).view([n as i64, dim as i64]);
+    let w_t = Tensor::from_slice(&w).view([n as i64, 3]);
+    let out = tch::no_grad(|| module.forward_ts(&[obs_t, w_t])).expect("runs");
+    assert_eq!(out.size(), vec![n as i64, 1]);
+    let out = out.to_kind(Kind::Float).view([-1]);
+    let mut ws = policy.workspace();
+    for k in 0..n {
+        let got = policy.mean_action(
+            &raw[k * dim..(k + 1) * dim],
+            &[w[3 * k], w[3 * k + 1], w[3 * k + 2]],
+            &mut ws,
+        );
+        let want = out.double_value(&[k as i64]) as f32;
+        assert!(
+            (got - want).abs() <= 1e-5,
+            "row {k}: runtime {got} vs TorchScript {want}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The gym, driven by the runtime's policy, and a controller fed the gym's MI statistics pick
+/// the same rates, bit for bit, including an objective switch mid-episode.
+#[test]
+fn controller_reproduces_the_gym_rate_trajectory() {
+    for warmup in [0u32, 1, 2] {
+        for preset in ["aurora", "mocc"] {
+            let mut trained = ScenarioConfig {
+                warmup_mis: warmup,
+                ..ScenarioConfig::default()
+            };
+            trained.observation.history_len = 6;
+            let obs_dim = 6 * trained.observation.features.len();
+            let arch = match preset {
+                "aurora" => Architecture::aurora(obs_dim),
+                _ => Architecture::mocc(obs_dim),
+            };
+            let dir = temp_dir(&format!("traj-{preset}-{warmup}"));
+            let (_vs, _model, _norm, policy) = random_export(arch, &trained, 29, &dir);
+            let policy = Arc::new(policy);
+
+            let mut cfg = export_scenario(&policy);
+            let fixed = ScenarioConfig::fixed_link(300.0, 0.04, 20.0, 0.01);
+            cfg.link = fixed.link;
+            cfg.senders = fixed.senders;
+            cfg.senders[0].start_rate = StartRate::Pps(mocc_gym::Range::Fixed(150.0));
+            cfg.episode_mis = 10_000;
+            let mut env = Env::new(Arc::new(Scenario::new(cfg, None).unwrap()), 4, 0);
+
+            let mut w = [0.6, 0.3, 0.1];
+            let mut controller = Controller::new(policy.clone(), w).unwrap();
+            let mut rate = controller.reset(150.0);
+            if warmup >= 1 {
+                for _ in 1..warmup {
+                    let held = controller.on_monitor_interval(&MonitorInterval::default());
+                    assert_eq!(held, 150.0, "earlier warm-up MIs keep the start rate");
+                }
+                rate = controller.on_monitor_interval(env.last_mi(0));
+            }
+            let mut gym_ws = policy.workspace();
+            let mut distinct = std::collections::BTreeSet::new();
+            for step in 0..300 {
+                let wf = w.map(|v| v as f32);
+                let a = policy.mean_action(env.observation(), &wf, &mut gym_ws);
+                let info = env.step(Action::Delta(f64::from(a))).info;
+                assert_eq!(
+                    info.rate_pps, rate,
+                    "{preset}, warmup {warmup}: step {step}: gym rate {} vs controller {rate}",
+                    info.rate_pps
+                );
+                distinct.insert(rate.to_bits());
+                if step == 149 {
+                    // The application switches objectives; the next decision uses it.
+                    w = [0.1, 0.8, 0.1];
+                    controller.set_objective(w).unwrap();
+                }
+                rate = controller.on_monitor_interval(env.last_mi(0));
+            }
+            assert!(
+                distinct.len() > 20,
+                "{preset}: the rate moves ({} values)",
+                distinct.len()
+            );
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
