@@ -60,6 +60,7 @@ test: libtorch pytools
 
 bench: libtorch
 	$(CARGO) bench -p mocc-gym --bench sim
+	$(CARGO) bench -p mocc-policy --bench controller
 
 fmt:
 	$(CARGO) fmt --all

@@ -16,6 +16,8 @@ struct Cli {
 enum Command {
     /// Train a policy with PPO from a YAML config.
     Train(cmd::train::TrainArgs),
+    /// Adapt a pretrained model to a new objective, with requirement replay.
+    Adapt(cmd::adapt::AdaptArgs),
     /// Run one sender at a fixed rate (or a constant action) and print per-MI statistics.
     Simulate(cmd::simulate::SimulateArgs),
     /// Train one MOCC model per omega and compare quality against training time.
@@ -24,6 +26,8 @@ enum Command {
     Eval(cmd::eval::EvalArgs),
     /// Export a checkpoint as a libtorch-free policy folder (policy.json + policy.safetensors).
     Export(cmd::export::ExportArgs),
+    /// Run one of the paper's experiments end to end (CSV, PNG and a JSON summary).
+    Experiment(cmd::experiment::ExperimentArgs),
     /// Draw figures from run outputs.
     Plot(cmd::plot::PlotArgs),
     /// Measure performance.
@@ -35,9 +39,11 @@ fn main() {
     let result = match cli.command {
         Command::Train(args) => cmd::train::run(args),
         Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Adapt(args) => cmd::adapt::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Eval(args) => cmd::eval::run(args),
         Command::Export(args) => cmd::export::run(args),
+        Command::Experiment(args) => cmd::experiment::run(args),
         Command::Plot(args) => cmd::plot::run(args),
         Command::Bench(args) => cmd::bench::run(args),
     };

@@ -35,6 +35,8 @@ fn every_subcommand_has_help() {
         vec!["bench", "env", "--help"],
         vec!["bench", "policy", "--help"],
         vec!["export", "--help"],
+        vec!["adapt", "--help"],
+        vec!["experiment", "adaptation", "--help"],
         vec!["train", "--help"],
         vec!["eval", "--help"],
         vec!["sweep", "--help"],
@@ -498,8 +500,12 @@ fn export_then_eval_simulate_and_bench_the_export() {
         "2000",
         "--repeats",
         "3",
+        "--compare-checkpoint",
+        run.to_str().unwrap(),
     ]));
     assert!(b["ns_per_decision"].as_f64().unwrap() > 0.0, "{b}");
+    assert!(b["tch_ns_per_decision"].as_f64().unwrap() > 0.0, "{b}");
+    assert!(b["speedup_vs_tch"].as_f64().is_some(), "{b}");
     assert_eq!(b["takes_objective"], true);
     // A tampered export is refused by name.
     let weights = export.join("policy.safetensors");
@@ -521,4 +527,109 @@ fn export_then_eval_simulate_and_bench_the_export() {
         let _ = std::fs::remove_dir_all(p);
     }
     let _ = std::fs::remove_file(suite);
+}
+
+#[test]
+fn adapt_and_the_adaptation_experiment_end_to_end() {
+    let run = temp_path("adapt-pre");
+    let _ = std::fs::remove_dir_all(&run);
+    stdout_json(&mocc(&[
+        "train",
+        "configs/tiny-mocc.yaml",
+        "--out",
+        run.to_str().unwrap(),
+    ]));
+    // Bad objectives and a missing checkpoint are named.
+    for (objective, message) in [
+        ("0.5,0.5,0.5", "sum to 1"),
+        ("1,0,0", "positive"),
+        ("0.5,0.5", "three"),
+        ("a,0.5,0.5", "not a number"),
+    ] {
+        let out = mocc(&[
+            "adapt",
+            "--from",
+            run.to_str().unwrap(),
+            "--objective",
+            objective,
+        ]);
+        assert!(!out.status.success(), "{objective}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(message) && err.contains("--objective"),
+            "{err}"
+        );
+    }
+    let out = mocc(&[
+        "adapt",
+        "--from",
+        "/nonexistent/run",
+        "--objective",
+        "0.2,0.3,0.5",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/run"));
+
+    let adapted = temp_path("adapt-out");
+    let _ = std::fs::remove_dir_all(&adapted);
+    let j = stdout_json(&mocc(&[
+        "adapt",
+        "--from",
+        run.to_str().unwrap(),
+        "--objective",
+        "0.25,0.45,0.30",
+        "--iterations",
+        "2",
+        "--out",
+        adapted.to_str().unwrap(),
+    ]));
+    assert_eq!(j["replay"], true);
+    assert!(j["initial_reward"].as_f64().is_some_and(|r| r > 0.0), "{j}");
+    let pool: Vec<[f64; 3]> =
+        serde_json::from_str(&std::fs::read_to_string(adapted.join("pool.json")).unwrap()).unwrap();
+    assert_eq!(pool.len(), 4, "omega = 3 landmarks + the new objective");
+
+    let exp = temp_path("adapt-exp");
+    let _ = std::fs::remove_dir_all(&exp);
+    let r = stdout_json(&mocc(&[
+        "experiment",
+        "adaptation",
+        "--from",
+        run.to_str().unwrap(),
+        "--k",
+        "2",
+        "--iterations",
+        "2",
+        "--scratch-iterations",
+        "3",
+        "--forgetting-iterations",
+        "2",
+        "--snapshot-every",
+        "1",
+        "--out",
+        exp.to_str().unwrap(),
+    ]));
+    for key in [
+        "initial_ratio",
+        "speedup_iterations",
+        "forgetting_with_replay",
+        "forgetting_without_replay",
+        "forgetting_single_objective",
+    ] {
+        assert!(r[key].as_f64().is_some_and(|v| v >= 0.0), "{key}: {r}");
+    }
+    assert!(r.get("adapt_seconds").is_some(), "{r}");
+    for f in [
+        "adaptation.csv",
+        "adaptation.png",
+        "forgetting.csv",
+        "forgetting.png",
+    ] {
+        assert!(exp.join(f).is_file(), "{f}");
+    }
+    let forgetting = std::fs::read_to_string(exp.join("forgetting.csv")).unwrap();
+    assert_eq!(forgetting.lines().count(), 1 + 3 * 3, "{forgetting}");
+    for p in [&run, &adapted, &exp] {
+        let _ = std::fs::remove_dir_all(p);
+    }
 }

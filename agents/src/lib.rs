@@ -13,6 +13,11 @@ pub mod ppo;
 
 pub use adam::Adam;
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
-pub use model::{Activation, ActorCritic, Architecture, Inference, PolicyOutput, OBJECTIVE_DIM};
+pub use model::{
+    load_weights, Activation, ActorCritic, Architecture, Inference, PolicyOutput, OBJECTIVE_DIM,
+};
 pub use obs_norm::RunningMeanStd;
-pub use ppo::{compute_gae, ppo_loss, update, Batch, LossStats, PpoConfig, Schedule, UpdateError};
+pub use ppo::{
+    compute_gae, grouped_ppo_loss, ppo_loss, update, Batch, LossStats, Minibatch, PpoConfig,
+    Schedule, UpdateError,
+};

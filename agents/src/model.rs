@@ -275,6 +275,30 @@ impl ActorCritic {
     }
 }
 
+/// Copies every variable of `vs` from `tensors` (by name, onto the store's device) without
+/// tracking gradients. The error names the first missing or mis-shaped weight.
+pub fn load_weights(
+    vs: &nn::VarStore,
+    tensors: &std::collections::HashMap<String, Tensor>,
+) -> Result<(), String> {
+    let device = vs.device();
+    let _guard = tch::no_grad_guard();
+    for (name, mut var) in vs.variables() {
+        let src = tensors
+            .get(&name)
+            .ok_or_else(|| format!("lacks weight {name}"))?;
+        if src.size() != var.size() {
+            return Err(format!(
+                "weight {name} has shape {:?}, the network needs {:?}",
+                src.size(),
+                var.size()
+            ));
+        }
+        var.copy_(&src.to_device(device));
+    }
+    Ok(())
+}
+
 /// Result of [`ActorCritic::infer`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Inference {

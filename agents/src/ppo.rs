@@ -262,6 +262,66 @@ pub struct Minibatch {
     pub old_values: Tensor,
 }
 
+impl Minibatch {
+    /// The rows `idx` (an int64 index tensor).
+    pub fn select(&self, idx: &Tensor) -> Self {
+        Self {
+            obs: self.obs.index_select(0, idx),
+            objectives: self.objectives.index_select(0, idx),
+            actions: self.actions.index_select(0, idx),
+            old_logprobs: self.old_logprobs.index_select(0, idx),
+            advantages: self.advantages.index_select(0, idx),
+            returns: self.returns.index_select(0, idx),
+            old_values: self.old_values.index_select(0, idx),
+        }
+    }
+}
+
+/// PPO's loss summed over sample groups: each group (e.g. the current objective and a
+/// replayed one, MOCC's requirement replay) gets its own [`ppo_loss`], advantages normalized
+/// within the group, and the losses add up. `groups[i]` is row `i`'s group; one group is
+/// plain [`ppo_loss`]. KL and clip fraction are averaged over the groups.
+pub fn grouped_ppo_loss(
+    model: &ActorCritic,
+    mb: &Minibatch,
+    groups: &[u8],
+    cfg: &PpoConfig,
+    ent_coef: f64,
+) -> LossParts {
+    let mut ids: Vec<u8> = groups.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() <= 1 {
+        return ppo_loss(model, mb, cfg, ent_coef);
+    }
+    let device = mb.obs.device();
+    let parts: Vec<LossParts> = ids
+        .iter()
+        .map(|&g| {
+            let rows: Vec<i64> = (0..groups.len() as i64)
+                .filter(|&i| groups[i as usize] == g)
+                .collect();
+            let idx = Tensor::from_slice(&rows).to_device(device);
+            ppo_loss(model, &mb.select(&idx), cfg, ent_coef)
+        })
+        .collect();
+    let sum = |f: fn(&LossParts) -> &Tensor| {
+        parts
+            .iter()
+            .map(f)
+            .fold(Tensor::zeros([], (Kind::Float, device)), |acc, t| acc + t)
+    };
+    let k = parts.len() as f64;
+    LossParts {
+        loss: sum(|p| &p.loss),
+        pg_loss: sum(|p| &p.pg_loss),
+        v_loss: sum(|p| &p.v_loss),
+        entropy: sum(|p| &p.entropy) / k,
+        approx_kl: sum(|p| &p.approx_kl) / k,
+        clipfrac: sum(|p| &p.clipfrac) / k,
+    }
+}
+
 /// PPO's loss for a minibatch (CleanRL's formulas).
 pub fn ppo_loss(model: &ActorCritic, mb: &Minibatch, cfg: &PpoConfig, ent_coef: f64) -> LossParts {
     let w = model
@@ -352,6 +412,8 @@ pub struct Batch {
     pub returns: Vec<f32>,
     /// Values.
     pub values: Vec<f32>,
+    /// Each sample's loss group (see [`grouped_ppo_loss`]); empty means one group.
+    pub groups: Vec<u8>,
 }
 
 /// Errors of an update.
@@ -418,7 +480,12 @@ pub fn update<R: Rng>(
                 returns: returns.index_select(0, &idx),
                 old_values: values.index_select(0, &idx),
             };
-            let parts = ppo_loss(model, &mb, cfg, ent_coef);
+            let parts = if batch.groups.is_empty() {
+                ppo_loss(model, &mb, cfg, ent_coef)
+            } else {
+                let groups: Vec<u8> = chunk.iter().map(|&i| batch.groups[i as usize]).collect();
+                grouped_ppo_loss(model, &mb, &groups, cfg, ent_coef)
+            };
             let loss = parts.loss.double_value(&[]);
             if !loss.is_finite() {
                 return Err(UpdateError::NonFinite {
@@ -585,6 +652,47 @@ mod tests {
         assert!(close(&parts.approx_kl, kl));
         assert!(close(&parts.clipfrac, 1.0));
         assert!(close(&parts.loss, pg - 0.01 * ent + 0.5 * v));
+    }
+
+    #[test]
+    fn two_group_loss_is_the_sum_of_the_single_group_losses() {
+        tch::manual_seed(4);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let model = ActorCritic::new(&vs.root(), Architecture::mocc(4));
+        let n = 10i64;
+        let mb = Minibatch {
+            obs: Tensor::randn([n, 4], (Kind::Float, Device::Cpu)),
+            objectives: Tensor::rand([n, 3], (Kind::Float, Device::Cpu)),
+            actions: Tensor::randn([n, 1], (Kind::Float, Device::Cpu)),
+            old_logprobs: Tensor::randn([n], (Kind::Float, Device::Cpu)) - 1.0,
+            advantages: Tensor::randn([n], (Kind::Float, Device::Cpu)),
+            returns: Tensor::randn([n], (Kind::Float, Device::Cpu)),
+            old_values: Tensor::randn([n], (Kind::Float, Device::Cpu)),
+        };
+        // Rows 0, 2, 3, 7 are the replayed objective's, the rest the current one's.
+        let groups = [1u8, 0, 1, 1, 0, 0, 0, 1, 0, 0];
+        let cfg = PpoConfig::default();
+        let both = grouped_ppo_loss(&model, &mb, &groups, &cfg, 0.01);
+        let rows = |g: u8| -> Vec<i64> { (0..n).filter(|&i| groups[i as usize] == g).collect() };
+        let current = ppo_loss(
+            &model,
+            &mb.select(&Tensor::from_slice(&rows(0))),
+            &cfg,
+            0.01,
+        );
+        let replay = ppo_loss(
+            &model,
+            &mb.select(&Tensor::from_slice(&rows(1))),
+            &cfg,
+            0.01,
+        );
+        let sum = current.loss.double_value(&[]) + replay.loss.double_value(&[]);
+        assert!((both.loss.double_value(&[]) - sum).abs() < 1e-6, "{both:?}");
+        let whole = ppo_loss(&model, &mb, &cfg, 0.01).loss.double_value(&[]);
+        assert!((whole - sum).abs() > 1e-3, "grouping changes the loss");
+        // One group is plain PPO.
+        let single = grouped_ppo_loss(&model, &mb, &[0; 10], &cfg, 0.01);
+        assert_eq!(single.loss.double_value(&[]), whole);
     }
 
     #[test]

@@ -129,11 +129,94 @@ impl MonitorInterval {
     pub fn avg_latency_s(&self) -> f64 {
         self.rtt.mean_s
     }
+
+    /// Column names of [`MonitorInterval::to_csv_row`], comma-separated.
+    pub const CSV_HEADER: &'static str = "bytes_sent,bytes_acked,bytes_lost,send_start_s,\
+        send_end_s,recv_start_s,recv_end_s,rtt_count,rtt_mean_s,rtt_first_half_mean_s,\
+        rtt_second_half_mean_s";
+
+    /// The MI as one CSV row (no newline), in [`MonitorInterval::CSV_HEADER`] order; floats
+    /// print in shortest round-trip form, so [`MonitorInterval::from_csv_row`] restores them
+    /// exactly.
+    pub fn to_csv_row(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            self.bytes_sent,
+            self.bytes_acked,
+            self.bytes_lost,
+            self.send_start_s,
+            self.send_end_s,
+            self.recv_start_s,
+            self.recv_end_s,
+            self.rtt.count,
+            self.rtt.mean_s,
+            self.rtt.first_half_mean_s,
+            self.rtt.second_half_mean_s
+        )
+    }
+
+    /// Parses a row written by [`MonitorInterval::to_csv_row`]; the error names the column.
+    pub fn from_csv_row(row: &str) -> Result<Self, String> {
+        let names: Vec<&str> = Self::CSV_HEADER.split(',').collect();
+        let cells: Vec<&str> = row.trim().split(',').map(str::trim).collect();
+        if cells.len() != names.len() {
+            return Err(format!(
+                "expected {} columns ({}), got {}",
+                names.len(),
+                Self::CSV_HEADER,
+                cells.len()
+            ));
+        }
+        let num = |i: usize| {
+            cells[i]
+                .parse::<f64>()
+                .map_err(|_| format!("{}: not a number: {:?}", names[i], cells[i]))
+        };
+        let count = cells[7]
+            .parse::<u64>()
+            .map_err(|_| format!("{}: not a count: {:?}", names[7], cells[7]))?;
+        Ok(Self {
+            bytes_sent: num(0)?,
+            bytes_acked: num(1)?,
+            bytes_lost: num(2)?,
+            send_start_s: num(3)?,
+            send_end_s: num(4)?,
+            recv_start_s: num(5)?,
+            recv_end_s: num(6)?,
+            rtt: RttSummary {
+                count,
+                mean_s: num(8)?,
+                first_half_mean_s: num(9)?,
+                second_half_mean_s: num(10)?,
+            },
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_rows_round_trip_exactly() {
+        let mi = MonitorInterval {
+            bytes_sent: 15.0 * BYTES_PER_PACKET,
+            bytes_acked: 13.0 * BYTES_PER_PACKET,
+            bytes_lost: BYTES_PER_PACKET,
+            send_start_s: 0.1,
+            send_end_s: 0.1 + 1.0 / 3.0,
+            recv_start_s: 0.17,
+            recv_end_s: 0.5,
+            rtt: RttSummary::from_samples(&[0.07, 0.071, 0.0723]),
+        };
+        assert_eq!(MonitorInterval::CSV_HEADER.split(',').count(), 11);
+        assert_eq!(MonitorInterval::from_csv_row(&mi.to_csv_row()).unwrap(), mi);
+        let err = MonitorInterval::from_csv_row("1,2,3").unwrap_err();
+        assert!(err.contains("expected 11 columns"), "{err}");
+        let bad = mi.to_csv_row().replacen("22500", "x", 1);
+        let err = MonitorInterval::from_csv_row(&bad).unwrap_err();
+        assert!(err.starts_with("bytes_sent"), "{err}");
+    }
 
     #[test]
     fn rtt_summary_halves_follow_aurora() {

@@ -3,6 +3,7 @@
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use mocc_training::bench::{bench_env, bench_policy, EnvBenchSpec};
+use mocc_training::eval::LoadedPolicy;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -36,6 +37,9 @@ struct PolicyArgs {
     /// Seed of the episode whose MIs are replayed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Also time this checkpoint (or run folder) with libtorch, batch 1, on the same inputs.
+    #[arg(long)]
+    compare_checkpoint: Option<PathBuf>,
 }
 
 /// Arguments of `mocc bench env`.
@@ -82,7 +86,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchTarget::Policy(a) => {
             let policy = mocc_policy::Policy::load(&a.policy)
                 .with_context(|| format!("cannot load policy {}", a.policy.display()))?;
-            let report = bench_policy(Arc::new(policy), a.decisions, a.repeats, a.seed)?;
+            let checkpoint = match &a.compare_checkpoint {
+                Some(p) => Some(
+                    LoadedPolicy::load(p)
+                        .with_context(|| format!("cannot load checkpoint {}", p.display()))?,
+                ),
+                None => None,
+            };
+            let report = bench_policy(
+                Arc::new(policy),
+                checkpoint.as_ref(),
+                a.decisions,
+                a.repeats,
+                a.seed,
+            )?;
             println!("{}", serde_json::to_string(&report)?);
         }
     }

@@ -1,8 +1,10 @@
 //! Subcommands of the `mocc` binary: argument parsing and output only; the work is in the
 //! library crates.
 
+pub mod adapt;
 pub mod bench;
 pub mod eval;
+pub mod experiment;
 pub mod export;
 pub mod plot;
 pub mod simulate;

@@ -5,8 +5,9 @@ use clap::{ArgGroup, Args};
 use mocc_gym::{Action, Scenario};
 use mocc_training::eval::LoadedPolicy;
 use mocc_training::simulate::{
-    parse_network_spec, simulate, simulate_policy, write_csv, SimulationSpec,
+    parse_network_spec, simulate, simulate_policy, write_csv, write_raw_csv, SimulationSpec,
 };
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -44,6 +45,10 @@ pub struct SimulateArgs {
     /// Write one CSV row per MI here.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write the raw MI statistics a sender has (bytes, times, RTT summary), one CSV row per
+    /// MI, here: the input a deployed controller is fed.
+    #[arg(long)]
+    mi_out: Option<PathBuf>,
 }
 
 /// Runs `mocc simulate`: CSV to `--out`, means as one JSON line on stdout.
@@ -79,18 +84,30 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         }
     };
     if let Some(out) = &args.out {
-        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        let file = std::fs::File::create(out)
-            .with_context(|| format!("cannot create {}", out.display()))?;
         let names = features.names();
-        write_csv(std::io::BufWriter::new(file), &rows, &names)
-            .with_context(|| format!("cannot write {}", out.display()))?;
+        write_file(out, |f| write_csv(f, &rows, &names))?;
+    }
+    if let Some(out) = &args.mi_out {
+        write_file(out, |f| write_raw_csv(f, &rows))?;
     }
     println!("{}", serde_json::to_string(&report)?);
     Ok(())
+}
+
+/// Creates `path` (and its folder) and writes it with `write`.
+fn write_file(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out)
+        .and_then(|()| out.flush())
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Parses `a,b,c` into objective weights (validated where used).

@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use mocc_training::config::LoadedConfig;
-use mocc_training::trainer::{Progress, Trainer};
+use mocc_training::trainer::{Progress, TrainSummary, Trainer};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -46,13 +46,23 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         }
         (None, None) => anyhow::bail!("a CONFIG file (or --resume CHECKPOINT) is required"),
     };
+    let (summary, _) = run_with_progress(&mut trainer)?;
+    println!("{}", serde_json::to_string(&summary)?);
+    Ok(())
+}
+
+/// Trains to the end of the budget with a progress bar (or a line every 10 s when stderr is
+/// not a terminal); returns the summary and each update's rollout reward on the run's
+/// objective.
+pub fn run_with_progress(trainer: &mut Trainer) -> anyhow::Result<(TrainSummary, Vec<f64>)> {
     trainer.record_git_revision(env!("MOCC_GIT_REVISION"));
     eprintln!("run folder: {}", trainer.run_dir().display());
     let total = trainer.total_updates();
     let bar = progress_bar(total, trainer.counters().updates);
     let mut last_line = Instant::now();
-    let mut warnings = Vec::new();
+    let mut rewards = Vec::new();
     let summary = trainer.run(None, |p: &Progress| {
+        rewards.push(p.rollout_reward);
         let ret = p
             .mean_return
             .map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
@@ -74,13 +84,10 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    warnings.extend(trainer.take_warnings());
-    for w in &warnings {
+    for w in trainer.take_warnings() {
         eprintln!("warning: {w}");
     }
-    let summary = summary?;
-    println!("{}", serde_json::to_string(&summary)?);
-    Ok(())
+    Ok((summary?, rewards))
 }
 
 fn progress_bar(total: u64, done: u64) -> Option<ProgressBar> {

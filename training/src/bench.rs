@@ -81,6 +81,13 @@ pub struct PolicyBenchReport {
     pub obs_len: usize,
     /// Whether the policy takes the objective.
     pub takes_objective: bool,
+    /// With a checkpoint to compare: median nanoseconds per batch-1 decision of the libtorch
+    /// model (normalization and forward pass, as `mocc eval` runs checkpoints).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tch_ns_per_decision: Option<f64>,
+    /// `tch_ns_per_decision / ns_per_decision`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speedup_vs_tch: Option<f64>,
 }
 
 /// Records the MIs of one episode in which the policy itself drives a sender over a fixed
@@ -108,9 +115,11 @@ pub fn record_policy_mis(
     Ok(mis)
 }
 
-/// Times a controller replaying recorded MIs: `repeats` runs of `decisions` calls each.
+/// Times a controller replaying recorded MIs: `repeats` runs of `decisions` calls each; with
+/// `checkpoint`, also the libtorch model deciding on the same observations one at a time.
 pub fn bench_policy(
     policy: Arc<mocc_policy::Policy>,
+    checkpoint: Option<&crate::eval::LoadedPolicy>,
     decisions: u64,
     repeats: u32,
     seed: u64,
@@ -133,12 +142,50 @@ pub fn bench_policy(
     }
     std::hint::black_box(sink);
     per_repeat.sort_by(f64::total_cmp);
+    let ns_per_decision = per_repeat[per_repeat.len() / 2];
+    let tch_ns_per_decision = checkpoint
+        .map(|c| time_checkpoint(c, &policy, &mis, objective, decisions.min(20_000), repeats));
     Ok(PolicyBenchReport {
-        ns_per_decision: per_repeat[per_repeat.len() / 2],
+        ns_per_decision,
         min_ns_per_decision: per_repeat[0],
         decisions,
         repeats: repeats.max(1),
         obs_len: policy.obs_len(),
         takes_objective: policy.takes_objective(),
+        tch_ns_per_decision,
+        speedup_vs_tch: tch_ns_per_decision.map(|t| t / ns_per_decision),
     })
+}
+
+/// Median nanoseconds per batch-1 decision of a checkpoint on the observations of `mis`.
+fn time_checkpoint(
+    checkpoint: &crate::eval::LoadedPolicy,
+    policy: &mocc_policy::Policy,
+    mis: &[mocc_policy::MonitorInterval],
+    objective: [f64; 3],
+    decisions: u64,
+    repeats: u32,
+) -> f64 {
+    let mut builder = policy.observation_builder();
+    let observations: Vec<Vec<f32>> = mis
+        .iter()
+        .map(|mi| {
+            builder.record(mi);
+            builder.observation().to_vec()
+        })
+        .collect();
+    let w = objective.map(|v| v as f32);
+    let mut per_repeat = Vec::with_capacity(repeats.max(1) as usize);
+    let mut sink = 0.0f32;
+    for _ in 0..repeats.max(1) {
+        let start = Instant::now();
+        for k in 0..decisions.max(1) {
+            let obs = &observations[(k % observations.len() as u64) as usize];
+            sink += checkpoint.act(std::hint::black_box(obs), &w)[0];
+        }
+        per_repeat.push(start.elapsed().as_nanos() as f64 / decisions.max(1) as f64);
+    }
+    std::hint::black_box(sink);
+    per_repeat.sort_by(f64::total_cmp);
+    per_repeat[per_repeat.len() / 2]
 }

@@ -1,5 +1,6 @@
 //! `TrainConfig`: everything a training run needs, from YAML (strict) with `--set` overrides.
 
+use crate::adapt::AdaptConfig;
 use crate::schedule::MoccConfig;
 use mocc_agents::{Activation, Architecture, DeviceChoice, PpoConfig};
 use mocc_gym::{Scenario, ScenarioConfig, ScenarioError};
@@ -231,6 +232,10 @@ pub struct TrainConfig {
     /// absent). Needs the scenario's `reward: mocc`.
     #[serde(default)]
     pub mocc: Option<MoccConfig>,
+    /// Adaptation of a pretrained model to a new objective, with requirement replay
+    /// (`mocc adapt` writes it). Needs the scenario's `reward: mocc`.
+    #[serde(default)]
+    pub adapt: Option<AdaptConfig>,
 }
 
 fn default_envs() -> usize {
@@ -346,6 +351,18 @@ impl LoadedConfig {
                 ));
             }
         }
+        if let Some(a) = &c.adapt {
+            if c.mocc.is_some() {
+                return Err(self.invalid(
+                    "adapt",
+                    "a run either trains landmarks (`mocc`) or adapts (`adapt`), not both",
+                ));
+            }
+            a.validate(c.envs).map_err(|msg| {
+                let (field, rest) = msg.split_once(": ").unwrap_or(("adapt", msg.as_str()));
+                self.invalid(field, rest)
+            })?;
+        }
         if let Some(s) = c.agent.init_log_std {
             if !(s.is_finite() && (-20.0..=5.0).contains(&s)) {
                 return Err(self.invalid(
@@ -412,6 +429,9 @@ impl LoadedConfig {
                 "mocc",
                 "landmark training needs a scenario with `reward: mocc`",
             ));
+        }
+        if self.config.adapt.is_some() && scenario.config().reward != mocc_gym::RewardKind::Mocc {
+            return Err(self.invalid("adapt", "adaptation needs a scenario with `reward: mocc`"));
         }
         Ok(scenario)
     }

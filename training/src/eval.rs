@@ -4,7 +4,7 @@
 use crate::checkpoint::{self, CheckpointError};
 use crate::config::LoadedConfig;
 use crate::export;
-use mocc_agents::{resolve_device, ActorCritic, RunningMeanStd};
+use mocc_agents::{load_weights, resolve_device, ActorCritic, RunningMeanStd};
 use mocc_gym::reward::{aurora_reward, mocc_reward};
 use mocc_gym::{Action, Env, MiOutcome, Range, Scenario, ScenarioConfig, ScenarioError, StepInfo};
 use serde::{Deserialize, Serialize};
@@ -179,21 +179,8 @@ impl LoadedPolicy {
             &vs.root(),
             state.config.agent.architecture(scenario.obs_len()),
         );
-        let _guard = tch::no_grad_guard();
-        for (name, mut var) in vs.variables() {
-            let src = tensors.get(&name).ok_or_else(|| {
-                EvalError::Policy(format!("{}: lacks weight {name}", ckpt.display()))
-            })?;
-            if src.size() != var.size() {
-                return Err(EvalError::Policy(format!(
-                    "{}: weight {name} has shape {:?}, expected {:?}",
-                    ckpt.display(),
-                    src.size(),
-                    var.size()
-                )));
-            }
-            var.copy_(&src.to_device(device));
-        }
+        load_weights(&vs, &tensors)
+            .map_err(|e| EvalError::Policy(format!("{}: {e}", ckpt.display())))?;
         vs.freeze();
         Ok(Self {
             name: path.display().to_string(),

@@ -4,7 +4,7 @@
 
 use crate::checkpoint::{self, CheckpointError};
 use crate::config::LoadedConfig;
-use mocc_agents::{ActorCritic, Architecture, RunningMeanStd};
+use mocc_agents::{load_weights, ActorCritic, Architecture, RunningMeanStd};
 use mocc_gym::config::{MonitorIntervalConfig, ObservationConfig};
 use mocc_gym::ScenarioConfig;
 use mocc_policy::{
@@ -138,9 +138,9 @@ pub fn export_checkpoint(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        config_path: state.config_path.display().to_string(),
+        config_path: portable(&state.config_path),
         git_revision: state.git_revision.clone(),
-        checkpoint: ckpt.display().to_string(),
+        checkpoint: portable(&ckpt),
         env_steps: state.counters.env_steps,
         exported_by: options.exported_by.clone(),
     };
@@ -168,23 +168,7 @@ fn model_from_tensors(
 ) -> Result<(nn::VarStore, ActorCritic), String> {
     let mut vs = nn::VarStore::new(tch::Device::Cpu);
     let model = ActorCritic::new(&vs.root(), arch.clone());
-    {
-        let _guard = tch::no_grad_guard();
-        for (name, mut var) in vs.variables() {
-            let src = tensors
-                .get(&name)
-                .ok_or_else(|| format!("{}: lacks weight {name}", ckpt.display()))?;
-            if src.size() != var.size() {
-                return Err(format!(
-                    "{}: weight {name} has shape {:?}, expected {:?}",
-                    ckpt.display(),
-                    src.size(),
-                    var.size()
-                ));
-            }
-            var.copy_(src);
-        }
-    }
+    load_weights(&vs, tensors).map_err(|e| format!("{}: {e}", ckpt.display()))?;
     vs.freeze();
     Ok((vs, model))
 }
@@ -247,6 +231,21 @@ pub fn export_scenario(policy: &Policy) -> ScenarioConfig {
         objective: spec.default_objective,
         ..ScenarioConfig::default()
     }
+}
+
+/// `path` relative to the working directory when it lies below it (so exports made inside a
+/// checkout name `configs/...` and `runs/...`), else as given.
+fn portable(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            let abs = std::fs::canonicalize(path).ok()?;
+            let cwd = std::fs::canonicalize(cwd).ok()?;
+            abs.strip_prefix(cwd).ok().map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
 }
 
 /// Whether `path` is an export folder (holds `policy.json`).

@@ -3,10 +3,12 @@
 //!
 //! Library code returns data; only the `mocc` binary prints.
 
+pub mod adapt;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
 pub mod eval;
+pub mod experiment;
 pub mod export;
 pub mod landmarks;
 pub mod plot;

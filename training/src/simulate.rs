@@ -41,6 +41,9 @@ pub struct MiRow {
     /// The MI's observation row (scaled feature values, in the scenario's feature order).
     #[serde(skip)]
     pub features: Vec<f32>,
+    /// The raw statistics a sender has at the end of the MI (what a controller is fed).
+    #[serde(skip)]
+    pub raw: mocc_policy::MonitorInterval,
 }
 
 /// Unweighted means over MIs of the per-MI columns.
@@ -122,6 +125,7 @@ fn run(
             loss: step.info.loss,
             reward: step.reward,
             features: obs[obs.len() - k..].to_vec(),
+            raw: *env.last_mi(0),
         });
     }
     let report = summarize(&rows);
@@ -164,6 +168,15 @@ pub fn write_csv<W: Write>(
             write!(out, ",{v}")?;
         }
         writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Writes the raw MI statistics, one row per MI ([`mocc_policy::MonitorInterval::CSV_HEADER`]).
+pub fn write_raw_csv<W: Write>(mut out: W, rows: &[MiRow]) -> std::io::Result<()> {
+    writeln!(out, "{}", mocc_policy::MonitorInterval::CSV_HEADER)?;
+    for r in rows {
+        writeln!(out, "{}", r.raw.to_csv_row())?;
     }
     Ok(())
 }

@@ -7,8 +7,8 @@ use crate::config::{ConfigError, LoadedConfig, TrainConfig};
 use crate::recorder::{CsvRecorder, Recorders, TensorBoardRecorder};
 use crate::schedule::{MoccSchedule, Phase};
 use mocc_agents::{
-    compute_gae, init_torch_threads, resolve_device, ActorCritic, Adam, Batch, DeviceError,
-    LossStats, RunningMeanStd, UpdateError,
+    compute_gae, init_torch_threads, load_weights, resolve_device, ActorCritic, Adam, Batch,
+    DeviceError, LossStats, RunningMeanStd, UpdateError,
 };
 use mocc_gym::{EnvSnapshot, Scenario, StepInfo, VecEnv, VecEnvError};
 use rand::{Rng, SeedableRng};
@@ -105,6 +105,11 @@ pub struct Progress {
     pub mean_return: Option<f64>,
     /// The update's losses.
     pub losses: LossStats,
+    /// Mean per-step reward of the rollout on the run's own objective: the envs on the new
+    /// objective when adapting, else every env.
+    pub rollout_reward: f64,
+    /// Mean per-step reward of the rollout's replayed objective, when adapting with replay.
+    pub replay_reward: Option<f64>,
 }
 
 /// Simulator state and episode accounting, as stored in checkpoints.
@@ -128,6 +133,8 @@ struct Rollout {
     rewards: Vec<f32>,
     ended: Vec<f32>,
     values: Vec<f32>,
+    /// Loss group of each sample (empty unless adapting with replay).
+    groups: Vec<u8>,
 }
 
 /// Means of the network metrics over a rollout.
@@ -180,6 +187,7 @@ pub struct Trainer {
     saved_updates: Option<u64>,
     schedule: Option<MoccSchedule>,
     rollout_reward: Vec<f64>,
+    env_groups: Vec<u8>,
     git_revision: Option<String>,
 }
 
@@ -233,6 +241,7 @@ impl Trainer {
                 None => None,
             },
             rollout_reward: vec![0.0; cfg.envs],
+            env_groups: Vec::new(),
             total_updates,
             config: cfg,
             config_path: loaded.path.clone(),
@@ -296,20 +305,8 @@ impl Trainer {
         tensors: &std::collections::HashMap<String, Tensor>,
         adam_step: u64,
     ) -> Result<(), TrainError> {
-        let _guard = tch::no_grad_guard();
-        for (name, mut var) in self.vs.variables() {
-            let src = tensors.get(&name).ok_or_else(|| {
-                TrainError::Incompatible(format!("checkpoint lacks weight {name}"))
-            })?;
-            if src.size() != var.size() {
-                return Err(TrainError::Incompatible(format!(
-                    "weight {name}: checkpoint shape {:?}, model {:?}",
-                    src.size(),
-                    var.size()
-                )));
-            }
-            var.copy_(&src.to_device(self.device));
-        }
+        load_weights(&self.vs, tensors)
+            .map_err(|e| TrainError::Incompatible(format!("checkpoint {e}")))?;
         let device = self.device;
         self.opt
             .load_state(adam_step, |k| tensors.get(k).map(|t| t.to_device(device)))
@@ -380,10 +377,12 @@ impl Trainer {
         {
             self.assign_objectives();
             let net = self.collect_rollout();
+            let (rollout_reward, replay_reward) = self.group_rewards();
             let batch = self.finish_batch();
             let losses = self.update(&batch)?;
             self.counters.updates += 1;
             self.advance_schedule();
+            self.log_adaptation(rollout_reward, replay_reward);
             done_here += 1;
             let elapsed = start.elapsed().as_secs_f64().max(1e-9);
             let sps = (self.counters.env_steps - steps_at_start) as f64 / elapsed;
@@ -400,6 +399,8 @@ impl Trainer {
                 steps_per_sec: sps,
                 mean_return: self.mean_recent_return(),
                 losses,
+                rollout_reward,
+                replay_reward,
             });
         }
         if self.saved_updates != Some(self.counters.updates) {
@@ -421,14 +422,81 @@ impl Trainer {
         })
     }
 
-    /// Sets each env's objective from the MOCC schedule (no-op for single-objective runs).
+    /// Sets each env's objective from the MOCC schedule or the adaptation's split (no-op for
+    /// single-objective runs).
     fn assign_objectives(&mut self) {
+        if let Some(a) = &self.config.adapt {
+            let split = a.assignments(self.config.envs, self.config.seed, self.counters.updates);
+            self.env_groups = split.iter().map(|&(_, g)| g).collect();
+            for (i, (w, _)) in split.into_iter().enumerate() {
+                self.venv.set_objective(i, w);
+            }
+            return;
+        }
         let Some(s) = &self.schedule else {
             return;
         };
         for (i, w) in s.assignments(self.config.envs).into_iter().enumerate() {
             self.venv.set_objective(i, w);
         }
+    }
+
+    /// Mean per-step rollout reward of the envs on the run's objective (group 0, or all) and
+    /// of the replayed objective's envs (group 1), if any.
+    fn group_rewards(&self) -> (f64, Option<f64>) {
+        let steps = self.config.ppo.num_steps as f64;
+        let mean_of = |g: u8| {
+            let rs: Vec<f64> = (0..self.config.envs)
+                .filter(|&e| self.env_groups.get(e).copied().unwrap_or(0) == g)
+                .map(|e| self.rollout_reward[e] / steps)
+                .collect();
+            (!rs.is_empty()).then(|| rs.iter().sum::<f64>() / rs.len() as f64)
+        };
+        (
+            mean_of(crate::adapt::CURRENT_GROUP).unwrap_or(0.0),
+            mean_of(crate::adapt::REPLAY_GROUP),
+        )
+    }
+
+    /// Logs the adaptation's per-objective rewards (no-op for other runs).
+    fn log_adaptation(&mut self, current: f64, replay: Option<f64>) {
+        if self.config.adapt.is_none() {
+            return;
+        }
+        let step = self.counters.env_steps;
+        let mut scalars = vec![("adapt/reward_new_objective", current)];
+        if let Some(r) = replay {
+            scalars.push(("adapt/reward_replayed_objective", r));
+        }
+        for (tag, v) in scalars {
+            for e in self.recorders.scalar(tag, step, v) {
+                self.warnings.push(format!("log write failed ({tag}): {e}"));
+            }
+        }
+    }
+
+    /// Starts a fresh run from a pretrained checkpoint's weights and observation statistics
+    /// (Adam starts afresh). The architectures must match.
+    pub fn load_pretrained(&mut self, checkpoint: &Path) -> Result<(), TrainError> {
+        if self.counters.updates > 0 {
+            return Err(TrainError::Incompatible(
+                "pretrained weights can only be loaded before the first update".into(),
+            ));
+        }
+        let ckpt = checkpoint::resolve(checkpoint)?;
+        let (state, tensors) = checkpoint::load(&ckpt)?;
+        if state.obs_norm.dim() != self.obs_norm.dim() {
+            return Err(TrainError::Incompatible(format!(
+                "{}: observation size {} does not match the scenario's {}",
+                ckpt.display(),
+                state.obs_norm.dim(),
+                self.obs_norm.dim()
+            )));
+        }
+        load_weights(&self.vs, &tensors)
+            .map_err(|e| TrainError::Incompatible(format!("{}: {e}", ckpt.display())))?;
+        self.obs_norm = state.obs_norm;
+        Ok(())
     }
 
     /// Feeds the rollout's mean per-step reward of each env (with its objective) to the schedule
@@ -507,6 +575,12 @@ impl Trainer {
             &mut buf.values,
         ] {
             v.resize(t_steps * n, 0.0);
+        }
+        buf.groups.clear();
+        if self.env_groups.len() == n && self.env_groups.iter().any(|&g| g != 0) {
+            for _ in 0..t_steps {
+                buf.groups.extend_from_slice(&self.env_groups);
+            }
         }
         let mut net = NetStats::default();
         let mut actions = vec![0.0f32; n];
@@ -623,6 +697,7 @@ impl Trainer {
             advantages,
             returns,
             values: self.buf.values.clone(),
+            groups: self.buf.groups.clone(),
         }
     }
 

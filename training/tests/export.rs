@@ -33,7 +33,9 @@ fn random_export(
     let mut vs = nn::VarStore::new(Device::Cpu);
     let model = ActorCritic::new(&vs.root(), arch.clone());
     tch::no_grad(|| {
-        for (_, mut v) in vs.variables() {
+        // In name order: `variables()` is a HashMap, whose order changes between processes.
+        let vars: std::collections::BTreeMap<String, Tensor> = vs.variables().into_iter().collect();
+        for (_, mut v) in vars {
             let fresh = Tensor::randn_like(&v) * 0.4;
             v.copy_(&fresh);
         }

@@ -1,0 +1,105 @@
+//! `mocc experiment`.
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use mocc_training::adapt::{read_pool, seen_objectives};
+use mocc_training::checkpoint;
+use mocc_training::eval::Suite;
+use mocc_training::experiment::{
+    run_adaptation_experiment, sample_new_objectives, AdaptationExperiment,
+};
+use std::path::PathBuf;
+
+/// Arguments of `mocc experiment`.
+#[derive(Debug, Args)]
+pub struct ExperimentArgs {
+    #[command(subcommand)]
+    what: Experiment,
+}
+
+#[derive(Debug, Subcommand)]
+enum Experiment {
+    /// MOCC's adaptation experiments: initial reward and convergence speed on new objectives
+    /// against from-scratch single-objective policies, and forgetting with and without replay.
+    Adaptation(AdaptationArgs),
+}
+
+/// Arguments of `mocc experiment adaptation`.
+#[derive(Debug, Args)]
+struct AdaptationArgs {
+    /// The MOCC-pretrained checkpoint, or a run folder (its newest checkpoint).
+    #[arg(long)]
+    from: PathBuf,
+    /// New objectives (YAML/JSON list of [thr, lat, loss]); default: --k drawn from the
+    /// simplex, seeded, away from the checkpoint's landmarks.
+    #[arg(long)]
+    objectives: Option<PathBuf>,
+    /// Number of new objectives to draw.
+    #[arg(long, default_value_t = 5)]
+    k: usize,
+    /// Seed of the drawn objectives.
+    #[arg(long, default_value_t = 2022)]
+    seed: u64,
+    /// Adaptation iterations of the MOCC model per objective.
+    #[arg(long, default_value_t = 60)]
+    iterations: u64,
+    /// Iterations of each from-scratch policy.
+    #[arg(long, default_value_t = 600)]
+    scratch_iterations: u64,
+    /// Iterations of each forgetting run.
+    #[arg(long, default_value_t = 64)]
+    forgetting_iterations: u64,
+    /// Evaluate the old objective every this many iterations.
+    #[arg(long, default_value_t = 8)]
+    snapshot_every: u64,
+    /// Suite of the old-objective evaluation.
+    #[arg(long, default_value = "configs/eval/adaptation.yaml")]
+    suite: PathBuf,
+    /// Moving-average window of the reward curves.
+    #[arg(long, default_value_t = 5)]
+    smoothing: usize,
+    /// Output folder.
+    #[arg(long, default_value = "runs/adaptation")]
+    out: PathBuf,
+}
+
+/// Runs `mocc experiment ...`; the last stdout line is a JSON summary.
+pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
+    let Experiment::Adaptation(a) = args.what;
+    if a.snapshot_every == 0 || a.k == 0 {
+        anyhow::bail!("--snapshot-every and --k must be >= 1");
+    }
+    let ckpt =
+        checkpoint::resolve(&a.from).with_context(|| format!("cannot use {}", a.from.display()))?;
+    let (state, _) = checkpoint::load(&ckpt)?;
+    let objectives = match &a.objectives {
+        Some(p) => read_pool(p)
+            .map_err(anyhow::Error::msg)
+            .context("--objectives")?,
+        None => {
+            let pool = seen_objectives(&state.config).map_err(anyhow::Error::msg)?;
+            sample_new_objectives(a.k, a.seed, &pool)
+        }
+    };
+    let exp = AdaptationExperiment {
+        from: ckpt,
+        objectives,
+        iterations: a.iterations,
+        scratch_iterations: a.scratch_iterations,
+        forgetting_iterations: a.forgetting_iterations,
+        snapshot_every: a.snapshot_every,
+        suite: Suite::load(&a.suite)?,
+        smoothing: a.smoothing,
+        out: a.out.clone(),
+    };
+    let report = run_adaptation_experiment(&exp, |line| eprintln!("{line}"))?;
+    let summary = a.out.join("summary.json");
+    std::fs::write(&summary, serde_json::to_string_pretty(&report)? + "\n")
+        .with_context(|| format!("cannot write {}", summary.display()))?;
+    eprintln!(
+        "outputs: {}/adaptation.csv, adaptation.png, forgetting.csv, forgetting.png, summary.json",
+        a.out.display()
+    );
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
