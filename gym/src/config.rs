@@ -8,6 +8,7 @@
 use crate::error::ScenarioError;
 use crate::reward::RewardKind;
 use mocc_policy::{BaselineMode, FeatureSet, MetricsVersion, RateRule};
+use crate::cc::ClassicKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -311,13 +312,49 @@ pub enum ControllerConfig {
     Agent,
     /// Paces at its start rate forever (cross traffic).
     Constant,
-    /// Sends at its start rate for `on_s`, stays silent for `off_s`, and repeats.
+    /// Sends for `on_s`, stays silent for `off_s`, and repeats: at its start rate, or driven
+    /// by the classic controller `cc` when given.
     OnOff {
         /// Length of each sending period (s, > 0).
         on_s: f64,
         /// Length of each silent period (s, > 0).
         off_s: f64,
+        /// A classic controller driving the sending periods (none: the start rate).
+        #[serde(default)]
+        cc: Option<ClassicKind>,
     },
+    /// Cubic (RFC 9438).
+    Cubic,
+    /// BBR v1.
+    Bbr,
+    /// Copa (default mode, delta 0.5).
+    Copa,
+    /// TCP Vegas.
+    Vegas,
+}
+
+impl ControllerConfig {
+    /// The classic controller driving this sender, if any.
+    pub fn classic(&self) -> Option<ClassicKind> {
+        match *self {
+            ControllerConfig::Cubic => Some(ClassicKind::Cubic),
+            ControllerConfig::Bbr => Some(ClassicKind::Bbr),
+            ControllerConfig::Copa => Some(ClassicKind::Copa),
+            ControllerConfig::Vegas => Some(ClassicKind::Vegas),
+            ControllerConfig::OnOff { cc, .. } => cc,
+            ControllerConfig::Agent | ControllerConfig::Constant => None,
+        }
+    }
+
+    /// The always-on controller of a classic kind.
+    pub fn from_classic(kind: ClassicKind) -> Self {
+        match kind {
+            ClassicKind::Cubic => ControllerConfig::Cubic,
+            ClassicKind::Bbr => ControllerConfig::Bbr,
+            ClassicKind::Copa => ControllerConfig::Copa,
+            ClassicKind::Vegas => ControllerConfig::Vegas,
+        }
+    }
 }
 
 /// A sender's rate at the start of an episode.
@@ -424,7 +461,8 @@ pub struct ScenarioConfig {
     /// The bottleneck link.
     #[serde(default)]
     pub link: LinkConfig,
-    /// The senders sharing it; exactly one has `controller: agent`.
+    /// The senders sharing it. At most one has `controller: agent`; the env observes and
+    /// rewards it (or, without an agent, the first sender, e.g. to evaluate a classic one).
     #[serde(default = "default_senders")]
     pub senders: Vec<SenderConfig>,
     /// MI sizing.
@@ -624,10 +662,10 @@ impl ScenarioConfig {
             .iter()
             .filter(|s| s.controller == ControllerConfig::Agent)
             .count();
-        if agents != 1 {
+        if agents > 1 {
             return Err(ScenarioError::invalid(
                 "senders",
-                format!("exactly one sender must have `controller: agent` (found {agents})"),
+                format!("at most one sender may have `controller: agent` (found {agents})"),
             ));
         }
         for (i, s) in self.senders.iter().enumerate() {
@@ -639,7 +677,7 @@ impl ScenarioConfig {
                 }
                 StartRate::Pps(r) => r.check(&f("start_rate.pps"), 0.0, true, 1e9)?,
             }
-            if let ControllerConfig::OnOff { on_s, off_s } = s.controller {
+            if let ControllerConfig::OnOff { on_s, off_s, .. } = s.controller {
                 positive(&f("controller.on_off.on_s"), on_s)?;
                 positive(&f("controller.on_off.off_s"), off_s)?;
             }
@@ -673,7 +711,14 @@ impl ScenarioConfig {
         validate_objective("objective", &self.objective)
     }
 
-    /// Index of the agent sender (validated scenarios have exactly one).
+    /// Whether a sender is the learning agent (training needs one).
+    pub fn has_agent(&self) -> bool {
+        self.senders
+            .iter()
+            .any(|s| s.controller == ControllerConfig::Agent)
+    }
+
+    /// Index of the observed sender: the agent, or the first sender without one.
     pub fn agent_index(&self) -> usize {
         self.senders
             .iter()

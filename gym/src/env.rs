@@ -1,5 +1,6 @@
 //! One environment: a network episode seen by the agent sender, one MI per step.
 
+use crate::cc::ClassicCc;
 use crate::config::ControllerConfig;
 use crate::link::LinkParams;
 use crate::reward::{MiOutcome, RewardKind};
@@ -255,9 +256,13 @@ impl Env {
         let initial_mi = cfg.monitor_interval.initial_delay_factor * delay0;
         for (i, sc) in cfg.senders.iter().enumerate() {
             let rate = scenario.sample_start_rate(sc, &params, &mut self.rng);
-            self.net.senders_mut()[i].reset(rate, Scenario::pacing(sc), sc.start_time_s);
+            let sender = &mut self.net.senders_mut()[i];
+            sender.reset(rate, Scenario::pacing(sc), sc.start_time_s);
+            if let Some(kind) = sc.controller.classic() {
+                sender.set_classic(ClassicCc::new(kind));
+            }
             self.background_mi_dur_s[i] = initial_mi;
-            if sc.controller != ControllerConfig::Agent {
+            if i != self.agent {
                 self.net.set_mi_end(i, sc.start_time_s + initial_mi);
             }
             self.last_mis[i] = MonitorInterval::default();
@@ -294,13 +299,18 @@ impl Env {
     /// Applies `action`, simulates one MI and records it.
     pub fn step(&mut self, action: Action) -> Step {
         let rule = self.scenario.rate_rule();
+        let acts = self.scenario.config().senders[self.agent].controller == ControllerConfig::Agent;
         let sender = &mut self.net.senders_mut()[self.agent];
         let rate = match action {
+            // Without an agent the observed sender sets its own rate; actions are ignored.
+            _ if !acts => sender.rate_pps(),
             Action::Delta(a) => rule.apply(sender.rate_pps(), a),
             Action::Rate(r) if r.is_nan() => sender.rate_pps(),
             Action::Rate(r) => r.clamp(MIN_SIM_RATE_PPS, MAX_SIM_RATE_PPS),
         };
-        sender.set_rate_pps(rate);
+        if acts {
+            sender.set_rate_pps(rate);
+        }
         let mi = self.run_mi();
         self.obs.record(&mi);
         let cfg = self.scenario.config();

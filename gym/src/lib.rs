@@ -8,6 +8,7 @@
 //!
 //! The crate never prints or writes files, and never depends on libtorch.
 
+pub mod cc;
 pub mod config;
 pub mod env;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod sim;
 pub mod trace;
 pub mod vec_env;
 
+pub use cc::{ClassicCc, ClassicKind};
 pub use config::{ControllerConfig, Range, ScenarioConfig, SenderConfig, StartRate};
 pub use env::{
     env_rng, Action, Env, EnvSnapshot, Step, StepInfo, MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS,

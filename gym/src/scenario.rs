@@ -174,8 +174,8 @@ impl Scenario {
     /// The pacing of a sender's controller.
     pub fn pacing(sender: &SenderConfig) -> Pacing {
         match sender.controller {
-            ControllerConfig::OnOff { on_s, off_s } => Pacing::OnOff { on_s, off_s },
-            ControllerConfig::Agent | ControllerConfig::Constant => Pacing::Continuous,
+            ControllerConfig::OnOff { on_s, off_s, .. } => Pacing::OnOff { on_s, off_s },
+            _ => Pacing::Continuous,
         }
     }
 }

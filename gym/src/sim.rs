@@ -16,6 +16,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
+use crate::cc::{Ack, ClassicCc, Loss};
 use crate::link::Link;
 
 /// Serializes an `f64` that may be +infinity as an optional number (JSON has no infinity).
@@ -50,6 +51,11 @@ struct InFlight {
     arrival_s: f64,
     rtt_s: f64,
     lost: bool,
+    sent_s: f64,
+    /// Packets delivered when this one was sent, and the time of the last of them (for
+    /// delivery-rate samples).
+    delivered_at_send: u64,
+    delivered_time_at_send_s: f64,
 }
 
 impl InFlight {
@@ -93,6 +99,13 @@ pub struct Sender {
     totals: SenderTotals,
     #[serde(with = "infinite_as_none")]
     mi_end_s: f64,
+    /// A classic controller setting window and pacing (none: paced at `rate_pps`).
+    cc: Option<ClassicCc>,
+    /// Packets delivered so far and the time of the last delivery.
+    delivered: u64,
+    delivered_time_s: f64,
+    /// The window is full: the next send waits for an ack.
+    window_blocked: bool,
 }
 
 impl Sender {
@@ -112,6 +125,10 @@ impl Sender {
             },
             totals: SenderTotals::default(),
             mi_end_s: f64::INFINITY,
+            cc: None,
+            delivered: 0,
+            delivered_time_s: start_s,
+            window_blocked: false,
         }
     }
 
@@ -130,6 +147,23 @@ impl Sender {
         self.mi.rtt_samples.clear();
         self.totals = SenderTotals::default();
         self.mi_end_s = f64::INFINITY;
+        self.cc = None;
+        self.delivered = 0;
+        self.delivered_time_s = start_s;
+        self.window_blocked = false;
+    }
+
+    /// Hands the sender to a classic controller (after [`Sender::reset`]): it then sends only
+    /// while fewer than `cwnd` packets are in flight, paced at the controller's rate.
+    pub fn set_classic(&mut self, cc: ClassicCc) {
+        self.rate_pps = cc.pacing_pps();
+        self.next_send_s = self.start_s;
+        self.cc = Some(cc);
+    }
+
+    /// The classic controller, if one drives this sender.
+    pub fn classic(&self) -> Option<&ClassicCc> {
+        self.cc.as_ref()
     }
 
     /// Current pacing rate (packets/s).
@@ -206,16 +240,52 @@ impl Sender {
         }
     }
 
-    fn on_ack(&mut self) {
-        if let Some(p) = self.inflight.pop_front() {
-            if p.lost {
-                self.mi.lost += 1;
-                self.totals.lost += 1;
-            } else {
-                self.mi.acked += 1;
-                self.totals.acked += 1;
-                self.mi.rtt_samples.push(p.rtt_s);
-            }
+    fn on_ack(&mut self, now: f64) {
+        let Some(p) = self.inflight.pop_front() else {
+            return;
+        };
+        if p.lost {
+            self.mi.lost += 1;
+            self.totals.lost += 1;
+        } else {
+            self.mi.acked += 1;
+            self.totals.acked += 1;
+            self.mi.rtt_samples.push(p.rtt_s);
+        }
+        if self.cc.is_some() {
+            self.classic_feedback(now, &p);
+        }
+    }
+
+    /// Tells the classic controller about an ack or a loss, then reopens a full window.
+    fn classic_feedback(&mut self, now: f64, p: &InFlight) {
+        let inflight = self.inflight.len();
+        let Some(cc) = self.cc.as_mut() else {
+            return;
+        };
+        if p.lost {
+            cc.on_loss(&Loss {
+                now_s: now,
+                sent_s: p.sent_s,
+                inflight,
+            });
+        } else {
+            self.delivered += 1;
+            self.delivered_time_s = now;
+            cc.on_ack(&Ack {
+                now_s: now,
+                rtt_s: p.rtt_s,
+                sent_s: p.sent_s,
+                delivered: self.delivered,
+                delivered_at_send: p.delivered_at_send,
+                delivered_time_at_send_s: p.delivered_time_at_send_s,
+                inflight,
+            });
+        }
+        self.rate_pps = cc.pacing_pps();
+        if self.window_blocked && (inflight as f64) < cc.cwnd() {
+            self.window_blocked = false;
+            self.next_send_s = now;
         }
     }
 
@@ -227,10 +297,13 @@ impl Sender {
                 let cycle = on_s + off_s;
                 let since = t - self.start_s;
                 let phase = since - (since / cycle).floor() * cycle;
-                if phase < on_s {
+                let resume = t - phase + cycle;
+                // At a cycle boundary rounding can leave `phase` a hair below `cycle`: the next
+                // on-period starts now.
+                if phase < on_s || resume <= t {
                     Ok(())
                 } else {
-                    Err(t - phase + cycle)
+                    Err(resume)
                 }
             }
         }
@@ -334,9 +407,18 @@ impl Network {
             sender.next_send_s = resume;
             return;
         }
+        if let Some(cc) = &sender.cc {
+            if sender.inflight.len() as f64 >= cc.cwnd() {
+                sender.window_blocked = true;
+                sender.next_send_s = f64::INFINITY;
+                return;
+            }
+        }
         sender.mi.sent += 1;
         sender.totals.sent += 1;
         sender.next_send_s = t + 1.0 / sender.rate_pps;
+        let (delivered_at_send, delivered_time_at_send_s) =
+            (sender.delivered, sender.delivered_time_s);
         let adm = self.link.enter(t, rng);
         let at_receiver = t + adm.latency_s;
         let back = self.link.return_latency(at_receiver, rng);
@@ -346,6 +428,9 @@ impl Network {
             arrival_s: at_receiver + back,
             rtt_s: adm.latency_s + back,
             lost: adm.dropped,
+            sent_s: t,
+            delivered_at_send,
+            delivered_time_at_send_s,
         });
         self.counters.packets += 1;
     }
@@ -373,7 +458,7 @@ impl Network {
                 EventKind::Receiver => {
                     self.senders[i].at_receiver.pop_front();
                 }
-                EventKind::Ack => self.senders[i].on_ack(),
+                EventKind::Ack => self.senders[i].on_ack(t),
                 EventKind::Send => self.send(i, t, rng),
             }
             self.counters.events += 1;

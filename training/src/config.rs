@@ -430,6 +430,12 @@ impl LoadedConfig {
                 "landmark training needs a scenario with `reward: mocc`",
             ));
         }
+        if !scenario.config().has_agent() {
+            return Err(self.invalid(
+                "scenario.senders",
+                "training needs a sender with `controller: agent`",
+            ));
+        }
         if self.config.adapt.is_some() && scenario.config().reward != mocc_gym::RewardKind::Mocc {
             return Err(self.invalid("adapt", "adaptation needs a scenario with `reward: mocc`"));
         }

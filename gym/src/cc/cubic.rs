@@ -1,0 +1,169 @@
+//! Cubic (RFC 9438): window growth `W(t) = C (t - K)^3 + W_max`, multiplicative decrease by
+//! beta = 0.7, fast convergence, and the Reno-friendly region `W_est`.
+
+use super::{window_pacing, Ack, Loss, Srtt, INITIAL_CWND, MIN_CWND};
+use serde::{Deserialize, Serialize};
+
+/// Cubic's scaling constant C (packets / s^3).
+pub const C: f64 = 0.4;
+/// Multiplicative decrease factor.
+pub const BETA: f64 = 0.7;
+
+/// Cubic's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cubic {
+    cwnd: f64,
+    ssthresh: f64,
+    w_max: f64,
+    k: f64,
+    epoch_start_s: Option<f64>,
+    w_est: f64,
+    srtt: Srtt,
+    /// Losses of packets sent before this time belong to the last reduction's loss event.
+    recovery_start_s: f64,
+}
+
+impl Default for Cubic {
+    fn default() -> Self {
+        Self {
+            cwnd: INITIAL_CWND,
+            ssthresh: f64::INFINITY,
+            w_max: 0.0,
+            k: 0.0,
+            epoch_start_s: None,
+            w_est: 0.0,
+            srtt: Srtt::default(),
+            recovery_start_s: f64::NEG_INFINITY,
+        }
+    }
+}
+
+/// `W_cubic(t)` for a window that was `w_max` at the last reduction.
+pub fn w_cubic(t: f64, k: f64, w_max: f64) -> f64 {
+    C * (t - k).powi(3) + w_max
+}
+
+/// `K = cbrt(W_max (1 - beta) / C)`: the time to grow back to `W_max` from `beta W_max`.
+pub fn k_for(w_max: f64, cwnd: f64) -> f64 {
+    ((w_max - cwnd).max(0.0) / C).cbrt()
+}
+
+impl Cubic {
+    /// Congestion window (packets).
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// Pacing rate (packets/s).
+    pub fn pacing_pps(&self) -> f64 {
+        let gain = if self.cwnd < self.ssthresh { 2.0 } else { 1.2 };
+        window_pacing(self.cwnd, self.srtt, gain)
+    }
+
+    /// One acknowledged packet.
+    pub fn on_ack(&mut self, ack: &Ack) {
+        self.srtt.update(ack.rtt_s);
+        if self.cwnd < self.ssthresh {
+            self.cwnd += 1.0;
+            return;
+        }
+        let rtt = self.srtt.get().unwrap_or(ack.rtt_s);
+        let epoch = *self.epoch_start_s.get_or_insert_with(|| {
+            if self.cwnd < self.w_max {
+                self.k = k_for(self.w_max, self.cwnd);
+            } else {
+                self.k = 0.0;
+                self.w_max = self.cwnd;
+            }
+            self.w_est = self.cwnd;
+            ack.now_s
+        });
+        let t = ack.now_s - epoch;
+        // Reno-friendly estimate: alpha = 3 (1 - beta) / (1 + beta) packets per RTT.
+        let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+        self.w_est += alpha / self.cwnd;
+        if w_cubic(t, self.k, self.w_max) < self.w_est {
+            self.cwnd = self.w_est;
+        } else {
+            let target = w_cubic(t + rtt, self.k, self.w_max).clamp(self.cwnd, 1.5 * self.cwnd);
+            self.cwnd += (target - self.cwnd) / self.cwnd;
+        }
+    }
+
+    /// One lost packet: at most one reduction per window of data.
+    pub fn on_loss(&mut self, loss: &Loss) {
+        if loss.sent_s <= self.recovery_start_s {
+            return;
+        }
+        self.recovery_start_s = loss.now_s;
+        self.epoch_start_s = None;
+        // Fast convergence: release bandwidth when the window did not regain its last maximum.
+        self.w_max = if self.cwnd < self.w_max {
+            self.cwnd * (1.0 + BETA) / 2.0
+        } else {
+            self.cwnd
+        };
+        self.ssthresh = (self.cwnd * BETA).max(MIN_CWND);
+        self.cwnd = self.ssthresh;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(now_s: f64) -> Ack {
+        Ack {
+            now_s,
+            rtt_s: 0.1,
+            sent_s: now_s - 0.1,
+            delivered: 0,
+            delivered_at_send: 0,
+            delivered_time_at_send_s: 0.0,
+            inflight: 0,
+        }
+    }
+
+    #[test]
+    fn hand_computed_growth_and_reduction() {
+        // K for W_max = 100 after a reduction to 70: cbrt(30 / 0.4) = cbrt(75).
+        assert!((k_for(100.0, 70.0) - 75f64.cbrt()).abs() < 1e-12);
+        assert!((w_cubic(75f64.cbrt(), 75f64.cbrt(), 100.0) - 100.0).abs() < 1e-9);
+        let mut c = Cubic::default();
+        for i in 0..90 {
+            c.on_ack(&ack(0.1 + i as f64 * 0.001));
+        }
+        assert_eq!(c.cwnd(), 100.0, "slow start adds one packet per ack");
+        c.on_loss(&Loss {
+            now_s: 1.0,
+            sent_s: 0.9,
+            inflight: 90,
+        });
+        assert!((c.cwnd() - 70.0).abs() < 1e-12);
+        // A second loss from the same window does not reduce again.
+        c.on_loss(&Loss {
+            now_s: 1.01,
+            sent_s: 0.95,
+            inflight: 80,
+        });
+        assert!((c.cwnd() - 70.0).abs() < 1e-12);
+        // A later loss with cwnd below W_max triggers fast convergence.
+        c.on_loss(&Loss {
+            now_s: 1.2,
+            sent_s: 1.1,
+            inflight: 60,
+        });
+        assert!((c.cwnd() - 49.0).abs() < 1e-12);
+        assert!((c.w_max - 70.0 * 1.7 / 2.0).abs() < 1e-12);
+        // Growth is concave towards W_max, then convex beyond it.
+        let mut t = 1.3;
+        let mut prev = c.cwnd();
+        while t < 30.0 {
+            c.on_ack(&ack(t));
+            assert!(c.cwnd() >= prev - 1e-12);
+            prev = c.cwnd();
+            t += 0.002;
+        }
+        assert!(c.cwnd() > c.w_max, "{} vs {}", c.cwnd(), c.w_max);
+    }
+}
