@@ -633,3 +633,88 @@ fn adapt_and_the_adaptation_experiment_end_to_end() {
         let _ = std::fs::remove_dir_all(p);
     }
 }
+
+#[test]
+fn eval_compares_baselines_and_names_bad_ones() {
+    let suite = temp_path("baseline-suite.yaml");
+    std::fs::write(
+        &suite,
+        concat!(
+            "networks:\n",
+            "  - {bw_pps: 300, delay_s: 0.03, queue_pkts: 300}\n",
+            "  - {bw_pps: 300, delay_s: 0.05, queue_pkts: 100, loss: 0.02}\n",
+            "steps: 300\n"
+        ),
+    )
+    .unwrap();
+    let out_dir = temp_path("baseline-eval");
+    let e = stdout_json(&mocc(&[
+        "eval",
+        "--policy",
+        "cubic",
+        "--policy",
+        "bbr",
+        "--policy",
+        "copa",
+        "--policy",
+        "vegas",
+        "--policy",
+        "const:150",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]));
+    assert_eq!(e["runs"], 10);
+    let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    let row = |policy: &str, net: usize| -> Vec<f64> {
+        let line = csv
+            .lines()
+            .filter(|l| l.starts_with(&format!("{policy},")))
+            .nth(net)
+            .unwrap_or_else(|| panic!("{policy} row {net} in {csv}"));
+        line.split(',')
+            .skip(6)
+            .map(|v| v.parse().unwrap())
+            .collect()
+    };
+    // Cubic fills the deep buffer (RTT ratio column 3), Copa does not; BBR keeps its rate
+    // under 2% loss, Cubic does not (utilization column 0).
+    assert!(row("cubic", 0)[3] > 2.0 * row("copa", 0)[3], "{csv}");
+    assert!(row("bbr", 1)[0] > 2.0 * row("cubic", 1)[0], "{csv}");
+    // A constant 150 pkt/s sender on a 300 pkt/s link uses half of it.
+    assert!((row("const:150", 0)[0] - 0.5).abs() < 0.02, "{csv}");
+    let out = mocc(&[
+        "eval",
+        "--policy",
+        "const:-3",
+        "--suite",
+        suite.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("const:RATE"));
+    let out = mocc(&[
+        "eval",
+        "--policy",
+        "reno",
+        "--suite",
+        suite.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reno"));
+    let sim = stdout_json(&mocc(&[
+        "simulate",
+        "--network",
+        "bw_pps=300,delay_s=0.03,queue_pkts=300",
+        "--policy",
+        "cubic",
+        "--steps",
+        "300",
+    ]));
+    assert!(
+        sim["mean_rtt_s"].as_f64().unwrap() > 0.12,
+        "Cubic queues: {sim}"
+    );
+    let _ = std::fs::remove_file(suite);
+    let _ = std::fs::remove_dir_all(out_dir);
+}

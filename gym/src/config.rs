@@ -5,10 +5,10 @@
 //! returning an error that names the field. The defaults reproduce Aurora's environment
 //! (PCC-RL `network_sim.py`); `configs/aurora-env.yaml` spells them out.
 
+use crate::cc::ClassicKind;
 use crate::error::ScenarioError;
 use crate::reward::RewardKind;
 use mocc_policy::{BaselineMode, FeatureSet, MetricsVersion, RateRule};
-use crate::cc::ClassicKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -389,11 +389,18 @@ fn default_start_rate() -> StartRate {
     StartRate::BandwidthFactor(Range::uniform(0.3, 1.5))
 }
 fn default_senders() -> Vec<SenderConfig> {
-    vec![SenderConfig {
-        controller: default_controller(),
-        start_rate: default_start_rate(),
-        start_time_s: 0.0,
-    }]
+    vec![SenderConfig::default()]
+}
+
+impl Default for SenderConfig {
+    /// The agent, starting at U(0.3, 1.5) x capacity at time 0 (Aurora).
+    fn default() -> Self {
+        Self {
+            controller: default_controller(),
+            start_rate: default_start_rate(),
+            start_time_s: 0.0,
+        }
+    }
 }
 
 /// Monitor-interval sizing: the first MIs last `initial_delay_factor` one-way delays, later ones

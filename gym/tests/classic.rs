@@ -8,7 +8,14 @@ use std::sync::Arc;
 
 /// Means over the run's MIs after the first `skip_s` seconds: (utilization, RTT / base RTT,
 /// loss).
-fn run(kind: ClassicKind, bw: f64, delay: f64, queue: f64, loss: f64, seconds: f64) -> (f64, f64, f64) {
+fn run(
+    kind: ClassicKind,
+    bw: f64,
+    delay: f64,
+    queue: f64,
+    loss: f64,
+    seconds: f64,
+) -> (f64, f64, f64) {
     let mut cfg = ScenarioConfig::fixed_link(bw, delay, queue, loss);
     cfg.senders[0].controller = ControllerConfig::from_classic(kind);
     cfg.senders[0].start_rate = StartRate::Pps(Range::Fixed(10.0));
@@ -78,20 +85,27 @@ fn cubic_collapses_under_random_loss_and_bbr_does_not() {
     let (bbr, _, _) = lossy(ClassicKind::Bbr);
     // Mathis et al.: 1.22 / (RTT sqrt(p)) = 86 pkt/s of 500.
     assert!(cubic < 0.35, "Cubic utilization {cubic}");
-    assert!((cubic_loss - 0.02).abs() < 0.005, "the loss is the link's: {cubic_loss}");
+    assert!(
+        (cubic_loss - 0.02).abs() < 0.005,
+        "the loss is the link's: {cubic_loss}"
+    );
     assert!(bbr > 0.9, "BBR utilization {bbr}");
 }
 
 #[test]
 fn classic_senders_share_a_bottleneck_with_cross_traffic_deterministically() {
-    let scenario = |yaml: &str| Arc::new(Scenario::from_yaml_str(yaml, std::path::Path::new("x.yaml")).unwrap());
+    let scenario = |yaml: &str| {
+        Arc::new(Scenario::from_yaml_str(yaml, std::path::Path::new("x.yaml")).unwrap())
+    };
     let yaml = "link: {bandwidth_pps: 400, delay_s: 0.03, queue_pkts: 60, loss: 0}\n\
                 senders:\n  - {controller: bbr}\n  \
                 - {controller: {on_off: {on_s: 0.6, off_s: 0.3, cc: cubic}}}\n";
     let s = scenario(yaml);
     let run = || {
         let mut env = Env::new(s.clone(), 3, 0);
-        (0..300).map(|_| env.step(Action::Delta(0.0)).info.throughput_pps).collect::<Vec<_>>()
+        (0..300)
+            .map(|_| env.step(Action::Delta(0.0)).info.throughput_pps)
+            .collect::<Vec<_>>()
     };
     let a = run();
     assert_eq!(a, run());

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 /// Arguments of `mocc eval`.
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// A checkpoint folder, or a run folder (its newest checkpoint). Repeat to compare.
+    /// A checkpoint folder, a run folder (its newest checkpoint), an export folder, or a
+    /// baseline: cubic, bbr, copa, vegas, const:RATE (packets/s). Repeat to compare.
     #[arg(long, required = true)]
     policy: Vec<PathBuf>,
     /// Suite file (networks, objectives, seeds, steps).

@@ -6,7 +6,10 @@ use crate::config::LoadedConfig;
 use crate::export;
 use mocc_agents::{load_weights, resolve_device, ActorCritic, RunningMeanStd};
 use mocc_gym::reward::{aurora_reward, mocc_reward};
-use mocc_gym::{Action, Env, MiOutcome, Range, Scenario, ScenarioConfig, ScenarioError, StepInfo};
+use mocc_gym::{
+    Action, ClassicKind, ControllerConfig, Env, MiOutcome, Range, Scenario, ScenarioConfig,
+    ScenarioError, SenderConfig, StartRate, StepInfo,
+};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -143,6 +146,30 @@ pub struct LoadedPolicy {
 enum PolicyModel {
     Checkpoint(Box<CheckpointModel>),
     Export(Box<mocc_policy::Policy>),
+    /// A sender that sets its own rate (a classic controller or a constant rate): it is the
+    /// observed sender, and actions are ignored.
+    Baseline(SenderConfig),
+}
+
+/// The sender of a baseline name: `cubic`, `bbr`, `copa`, `vegas` or `const:RATE` (packets/s).
+pub fn baseline_sender(name: &str) -> Option<Result<SenderConfig, String>> {
+    if let Some(kind) = ClassicKind::from_name(name) {
+        return Some(Ok(SenderConfig {
+            controller: ControllerConfig::from_classic(kind),
+            ..SenderConfig::default()
+        }));
+    }
+    let rate = name.strip_prefix("const:")?;
+    Some(match rate.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(SenderConfig {
+            controller: ControllerConfig::Constant,
+            start_rate: StartRate::Pps(Range::Fixed(r)),
+            ..SenderConfig::default()
+        }),
+        _ => Err(format!(
+            "{name}: const:RATE needs a positive number of packets/s"
+        )),
+    })
 }
 
 struct CheckpointModel {
@@ -156,6 +183,15 @@ impl LoadedPolicy {
     /// Loads an export folder (it holds `policy.json`), a checkpoint folder, or a run folder
     /// (its newest checkpoint).
     pub fn load(path: &Path) -> Result<Self, EvalError> {
+        if !path.exists() {
+            if let Some(sender) = baseline_sender(&path.to_string_lossy()) {
+                return Ok(Self {
+                    name: path.display().to_string(),
+                    scenario: ScenarioConfig::default(),
+                    model: PolicyModel::Baseline(sender.map_err(EvalError::Policy)?),
+                });
+            }
+        }
         if export::is_export(path) {
             let policy = mocc_policy::Policy::load(path)?;
             return Ok(Self {
@@ -204,6 +240,14 @@ impl LoadedPolicy {
         &self.scenario
     }
 
+    /// The observed sender of a baseline (none for learned policies, whose sender is the agent).
+    pub fn baseline(&self) -> Option<&SenderConfig> {
+        match &self.model {
+            PolicyModel::Baseline(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`.
     pub fn act(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
         match &self.model {
@@ -212,6 +256,7 @@ impl LoadedPolicy {
                 c.obs_norm.normalize(raw_obs, &mut normalized);
                 c.model.infer(&normalized, objectives, c.device).mean
             }
+            PolicyModel::Baseline(_) => vec![0.0; objectives.len() / 3],
             PolicyModel::Export(policy) => {
                 let mut ws = policy.workspace();
                 raw_obs
@@ -319,17 +364,20 @@ pub struct EvalSummary {
 
 /// The scenario of one suite network, with the policy's observation, action and metric setup.
 fn network_scenario(
-    base: &ScenarioConfig,
+    policy: &LoadedPolicy,
     net: &SuiteNetwork,
     steps: u32,
 ) -> Result<Scenario, ScenarioError> {
     let fixed = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
-    let mut cfg = base.clone();
+    let mut cfg = policy.scenario.clone();
     cfg.link = fixed.link;
     cfg.senders = fixed.senders;
     cfg.episode_mis = steps;
     if let Some(s) = cfg.senders.first_mut() {
         s.start_rate = mocc_gym::StartRate::BandwidthFactor(Range::uniform(0.3, 1.5));
+        if let Some(b) = policy.baseline() {
+            *s = *b;
+        }
     }
     Scenario::new(cfg, None)
 }
@@ -376,7 +424,7 @@ pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, Ev
     let objectives = suite.objectives_or_default();
     let mut rows = Vec::new();
     for net in &suite.networks {
-        let scenario = Arc::new(network_scenario(&policy.scenario, net, suite.steps)?);
+        let scenario = Arc::new(network_scenario(policy, net, suite.steps)?);
         let mut envs = Vec::new();
         for w in &objectives {
             for &seed in &suite.seeds {

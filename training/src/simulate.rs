@@ -75,7 +75,8 @@ pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport),
     Ok(run(scenario, spec.steps, spec.seed, |_| spec.action))
 }
 
-/// Runs a trained policy (checkpoint or export) as the agent sender of `scenario`, acting with
+/// Runs a trained policy (checkpoint or export; or a baseline, which replaces the agent
+/// sender) as the agent sender of `scenario`, acting with
 /// its mean action under `objective`. The scenario's observation, metrics, action rule and MI
 /// sizing are replaced by the ones the policy was trained with.
 pub fn simulate_policy(
@@ -94,6 +95,10 @@ pub fn simulate_policy(
     cfg.monitor_interval = trained.monitor_interval;
     cfg.warmup_mis = trained.warmup_mis;
     cfg.objective = objective;
+    if let Some(b) = policy.baseline() {
+        let i = cfg.agent_index();
+        cfg.senders[i] = *b;
+    }
     let scenario = Arc::new(Scenario::new(cfg, None)?);
     let w = objective.map(|v| v as f32);
     Ok(run(scenario, steps, seed, |env| {

@@ -297,6 +297,9 @@ mod tests {
             &[Mode::Startup, Mode::Drain, Mode::ProbeBw],
             "{modes:?}"
         );
-        assert!(modes.contains(&Mode::ProbeRtt), "RTprop expires after 10 s: {modes:?}");
+        assert!(
+            modes.contains(&Mode::ProbeRtt),
+            "RTprop expires after 10 s: {modes:?}"
+        );
     }
 }

@@ -83,7 +83,11 @@ impl Copa {
             self.samples.pop_front();
         }
         let srtt = self.srtt.get().unwrap_or(ack.rtt_s);
-        let min_rtt = self.samples.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+        let min_rtt = self
+            .samples
+            .iter()
+            .map(|s| s.1)
+            .fold(f64::INFINITY, f64::min);
         self.standing_rtt_s = self
             .samples
             .iter()

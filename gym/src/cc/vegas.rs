@@ -51,7 +51,11 @@ impl Vegas {
 
     /// Pacing rate (packets/s).
     pub fn pacing_pps(&self) -> f64 {
-        window_pacing(self.cwnd, self.srtt, if self.slow_start { 2.0 } else { 1.2 })
+        window_pacing(
+            self.cwnd,
+            self.srtt,
+            if self.slow_start { 2.0 } else { 1.2 },
+        )
     }
 
     /// One acknowledged packet.
@@ -70,7 +74,8 @@ impl Vegas {
         if self.slow_start {
             if diff > GAMMA {
                 self.slow_start = false;
-                self.cwnd = (self.cwnd * self.base_rtt_s / self.round_min_rtt_s + 1.0).max(MIN_CWND);
+                self.cwnd =
+                    (self.cwnd * self.base_rtt_s / self.round_min_rtt_s + 1.0).max(MIN_CWND);
             }
         } else if diff < ALPHA {
             self.cwnd += 1.0;
