@@ -14,7 +14,8 @@ pub mod ppo;
 pub use adam::Adam;
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
 pub use model::{
-    load_weights, Activation, ActorCritic, Architecture, Inference, PolicyOutput, OBJECTIVE_DIM,
+    load_weights, to_vec, Activation, ActorCritic, Architecture, Inference, PolicyOutput,
+    OBJECTIVE_DIM,
 };
 pub use obs_norm::RunningMeanStd;
 pub use ppo::{

@@ -310,7 +310,8 @@ pub struct Inference {
     pub log_std: f32,
 }
 
-fn to_vec(t: &Tensor) -> Vec<f32> {
+/// A tensor's values as f32 on the CPU, row-major.
+pub fn to_vec(t: &Tensor) -> Vec<f32> {
     let t = t
         .to_device(tch::Device::Cpu)
         .to_kind(Kind::Float)

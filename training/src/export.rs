@@ -4,7 +4,7 @@
 
 use crate::checkpoint::{self, CheckpointError};
 use crate::config::LoadedConfig;
-use mocc_agents::{load_weights, ActorCritic, Architecture, RunningMeanStd};
+use mocc_agents::{load_weights, to_vec, ActorCritic, Architecture, RunningMeanStd};
 use mocc_gym::config::{MonitorIntervalConfig, ObservationConfig};
 use mocc_gym::ScenarioConfig;
 use mocc_policy::{
@@ -94,14 +94,7 @@ pub fn actor_tensors(
                 .get(&name)
                 .ok_or_else(|| format!("lacks weight {name}"))?;
             let shape: Vec<usize> = t.size().iter().map(|&d| d as usize).collect();
-            let t = t
-                .to_device(tch::Device::Cpu)
-                .to_kind(Kind::Float)
-                .contiguous();
-            let n = t.numel();
-            let mut data = vec![0.0f32; n];
-            t.copy_data(&mut data, n);
-            out.insert(name, (shape, data));
+            out.insert(name, (shape, to_vec(t)));
         }
     }
     Ok(out)

@@ -273,14 +273,7 @@ impl Trainer {
         loaded.validate()?;
         let mut t = Self::build(&loaded, &run_dir)?;
         t.load_tensors(&tensors, state.adam_step)?;
-        if state.obs_norm.dim() != t.obs_norm.dim() {
-            return Err(TrainError::Incompatible(format!(
-                "{}: observation size {} does not match the scenario's {}",
-                ckpt.display(),
-                state.obs_norm.dim(),
-                t.obs_norm.dim()
-            )));
-        }
+        t.check_obs_dim(&ckpt, &state.obs_norm)?;
         t.obs_norm = state.obs_norm;
         t.rng = state.rng;
         t.counters = state.counters;
@@ -475,6 +468,19 @@ impl Trainer {
         }
     }
 
+    /// Refuses a checkpoint whose observations do not have this scenario's length.
+    fn check_obs_dim(&self, ckpt: &Path, saved: &RunningMeanStd) -> Result<(), TrainError> {
+        if saved.dim() == self.obs_norm.dim() {
+            return Ok(());
+        }
+        Err(TrainError::Incompatible(format!(
+            "{}: observation size {} does not match the scenario's {}",
+            ckpt.display(),
+            saved.dim(),
+            self.obs_norm.dim()
+        )))
+    }
+
     /// Starts a fresh run from a pretrained checkpoint's weights and observation statistics
     /// (Adam starts afresh). The architectures must match.
     pub fn load_pretrained(&mut self, checkpoint: &Path) -> Result<(), TrainError> {
@@ -485,14 +491,7 @@ impl Trainer {
         }
         let ckpt = checkpoint::resolve(checkpoint)?;
         let (state, tensors) = checkpoint::load(&ckpt)?;
-        if state.obs_norm.dim() != self.obs_norm.dim() {
-            return Err(TrainError::Incompatible(format!(
-                "{}: observation size {} does not match the scenario's {}",
-                ckpt.display(),
-                state.obs_norm.dim(),
-                self.obs_norm.dim()
-            )));
-        }
+        self.check_obs_dim(&ckpt, &state.obs_norm)?;
         load_weights(&self.vs, &tensors)
             .map_err(|e| TrainError::Incompatible(format!("{}: {e}", ckpt.display())))?;
         self.obs_norm = state.obs_norm;

@@ -5,31 +5,17 @@ use mocc_training::adapt::{start_adaptation, AdaptSpec, POOL_FILE};
 use mocc_training::checkpoint;
 use mocc_training::config::LoadedConfig;
 use mocc_training::trainer::Trainer;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// libtorch's global RNG initializes the weights: build trainers one at a time.
 static TORCH: Mutex<()> = Mutex::new(());
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mocc-adapt-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+mod common;
+use common::weights;
 
-fn weights(t: &Trainer) -> BTreeMap<String, Vec<f32>> {
-    t.var_store()
-        .variables()
-        .into_iter()
-        .map(|(k, v)| {
-            let v = v.flatten(0, -1).contiguous();
-            let n = v.numel();
-            let mut out = vec![0.0f32; n];
-            v.copy_data(&mut out, n);
-            (k, out)
-        })
-        .collect()
+fn temp_dir(name: &str) -> PathBuf {
+    common::temp_dir("adapt", name)
 }
 
 /// A tiny MOCC model (omega = 3) to adapt from.

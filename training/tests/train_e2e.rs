@@ -4,37 +4,23 @@
 use mocc_training::checkpoint;
 use mocc_training::config::LoadedConfig;
 use mocc_training::trainer::{TrainError, Trainer};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// libtorch's global RNG initializes the weights: build trainers one at a time.
 static TORCH: Mutex<()> = Mutex::new(());
 
+mod common;
+use common::weights;
+
+fn temp_dir(name: &str) -> PathBuf {
+    common::temp_dir("train", name)
+}
+
 fn tiny(overrides: &[&str]) -> LoadedConfig {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.yaml");
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     LoadedConfig::load(&path, &o).expect("tiny config")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mocc-train-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn weights(t: &Trainer) -> BTreeMap<String, Vec<f32>> {
-    t.var_store()
-        .variables()
-        .into_iter()
-        .map(|(k, v)| {
-            let v = v.flatten(0, -1).contiguous();
-            let n = v.numel();
-            let mut out = vec![0.0f32; n];
-            v.copy_data(&mut out, n);
-            (k, out)
-        })
-        .collect()
 }
 
 #[test]
