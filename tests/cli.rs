@@ -718,3 +718,99 @@ fn eval_compares_baselines_and_names_bad_ones() {
     let _ = std::fs::remove_file(suite);
     let _ = std::fs::remove_dir_all(out_dir);
 }
+
+#[test]
+fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
+    let dir = temp_path("figs");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("two-flow.yaml");
+    std::fs::write(
+        &scenario,
+        concat!(
+            "link: {bandwidth_pps: 300, delay_s: 0.01, queue_pkts: 30}\n",
+            "senders:\n",
+            "  - {controller: agent}\n",
+            "  - {controller: {on_off: {on_s: 0.6, off_s: 0.3, cc: cubic}}, start_rate: {pps: 100}}\n",
+        ),
+    )
+    .unwrap();
+    let suite = dir.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        concat!(
+            "sweeps:\n",
+            "  base: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}\n",
+            "  bw_pps: [100, 300]\n",
+            "  queue_pkts: [5, 50]\n",
+            "objectives: [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1]]\n",
+            "steps: 50\n",
+            "fairness: {network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}, flows: [2, 3], stagger_s: 2, duration_s: 10}\n",
+            "friendliness: {network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}, duration_s: 10}\n",
+            "timeseries:\n",
+            "  - {scenario: two-flow.yaml, steps: 100}\n",
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let e = stdout_json(&mocc(&[
+        "eval",
+        "--policy",
+        "checkpoints/mocc-omega36",
+        "--policy",
+        "bbr",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    // 4 sweep networks x 2 objectives x 1 seed x 2 policies.
+    assert_eq!(e["runs"], 16);
+    for f in [
+        "results.csv",
+        "reward-cdf.png",
+        "sweeps.png",
+        "fairness.png",
+        "friendliness.png",
+        "timeseries-two-flow.png",
+    ] {
+        let bytes = std::fs::read(out.join(f)).unwrap_or_else(|_| panic!("{f} missing"));
+        if f.ends_with(".png") {
+            assert!(bytes.starts_with(b"\x89PNG"), "{f}");
+        }
+    }
+    // Jain's index lies in [1/n, 1]; 2 policies x (8 + 6 seconds after the last start).
+    let fairness = std::fs::read_to_string(out.join("fairness.csv")).unwrap();
+    let jain: Vec<(usize, f64)> = fairness
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (c[1].parse().unwrap(), c[3].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(jain.len(), 2 * (8 + 6), "{fairness}");
+    assert!(jain
+        .iter()
+        .all(|&(n, j)| j >= 1.0 / n as f64 - 1e-9 && j <= 1.0 + 1e-9));
+    let friendly = std::fs::read_to_string(out.join("friendliness.csv")).unwrap();
+    assert_eq!(friendly.lines().count(), 3, "{friendly}");
+    let series = std::fs::read_to_string(out.join("timeseries-two-flow.csv")).unwrap();
+    assert_eq!(series.lines().count(), 1 + 2 * 100);
+    // Bad sections are named.
+    std::fs::write(
+        &suite,
+        "fairness: {network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}, flows: [1], stagger_s: 2, duration_s: 10}\n",
+    )
+    .unwrap();
+    let bad = mocc(&[
+        "eval",
+        "--policy",
+        "bbr",
+        "--suite",
+        suite.to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("fairness.flows"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -3,6 +3,9 @@
 use anyhow::Context;
 use clap::Args;
 use mocc_training::eval::{evaluate, summarize, write_csv, LoadedPolicy, Suite};
+use mocc_training::figures::{
+    fairness_outputs, friendliness_outputs, reward_cdf_figure, sweep_figure, timeseries_outputs,
+};
 use std::path::PathBuf;
 
 /// Arguments of `mocc eval`.
@@ -15,7 +18,8 @@ pub struct EvalArgs {
     /// Suite file (networks, objectives, seeds, steps).
     #[arg(long)]
     suite: PathBuf,
-    /// Output folder for results.csv (default: runs/eval).
+    /// Output folder for results.csv, reward-cdf.png and (for suites with `sweeps`)
+    /// sweeps.png (default: runs/eval).
     #[arg(long, default_value = "runs/eval")]
     out: PathBuf,
 }
@@ -24,10 +28,16 @@ pub struct EvalArgs {
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let suite = Suite::load(&args.suite)?;
     let mut rows = Vec::new();
+    let mut objective_policies = Vec::new();
+    let mut policies = Vec::new();
     for p in &args.policy {
         let policy =
             LoadedPolicy::load(p).with_context(|| format!("cannot load policy {}", p.display()))?;
+        if policy.takes_objective() {
+            objective_policies.push(policy.name().to_string());
+        }
         rows.extend(evaluate(&policy, &suite)?);
+        policies.push(policy);
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
@@ -37,6 +47,29 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     write_csv(std::io::BufWriter::new(file), &rows)
         .with_context(|| format!("cannot write {}", csv.display()))?;
     eprintln!("results: {}", csv.display());
+    if !rows.is_empty() {
+        let cdf = args.out.join("reward-cdf.png");
+        reward_cdf_figure(&cdf, &rows)?;
+        eprintln!("figure: {}", cdf.display());
+    }
+    if let Some(spec) = &suite.sweeps {
+        let png = args.out.join("sweeps.png");
+        sweep_figure(&png, spec, &rows, &objective_policies)?;
+        eprintln!("figure: {}", png.display());
+    }
+    if let Some(spec) = &suite.fairness {
+        fairness_outputs(&args.out, spec, &policies)?;
+        eprintln!("figure: {}", args.out.join("fairness.png").display());
+    }
+    if let Some(spec) = &suite.friendliness {
+        friendliness_outputs(&args.out, spec, &policies)?;
+        eprintln!("figure: {}", args.out.join("friendliness.png").display());
+    }
+    let suite_dir = args.suite.parent().unwrap_or(std::path::Path::new("."));
+    for spec in &suite.timeseries {
+        timeseries_outputs(&args.out, suite_dir, spec, &policies)?;
+        eprintln!("figure: {}/timeseries-*.png", args.out.display());
+    }
     println!("{}", serde_json::to_string(&summarize(&rows))?);
     Ok(())
 }

@@ -4,6 +4,7 @@
 use crate::checkpoint::{self, CheckpointError};
 use crate::config::LoadedConfig;
 use crate::export;
+use crate::figures::{FairnessSpec, FriendlinessSpec, SweepSpec, TimeSeriesSpec};
 use mocc_agents::{load_weights, resolve_device, ActorCritic, RunningMeanStd};
 use mocc_gym::reward::{aurora_reward, mocc_reward};
 use mocc_gym::{
@@ -38,6 +39,9 @@ pub enum EvalError {
     /// The export folder is invalid.
     #[error(transparent)]
     Export(#[from] mocc_policy::PolicyError),
+    /// A figure or its CSV could not be written.
+    #[error(transparent)]
+    Output(#[from] crate::plot::PlotError),
 }
 
 /// One network of a suite: a fixed Aurora bottleneck.
@@ -70,6 +74,7 @@ impl SuiteNetwork {
 #[serde(deny_unknown_fields)]
 pub struct Suite {
     /// The networks.
+    #[serde(default)]
     pub networks: Vec<SuiteNetwork>,
     /// Objectives (w_thr, w_lat, w_loss); a policy without objective input ignores them for
     /// acting, but the `mocc` reward is still computed with each. Default: equal weights.
@@ -81,6 +86,19 @@ pub struct Suite {
     /// MIs per run.
     #[serde(default = "default_steps")]
     pub steps: u32,
+    /// One-parameter sweeps around a base network (the paper's Figure 5); their networks are
+    /// evaluated after `networks`.
+    #[serde(default)]
+    pub sweeps: Option<SweepSpec>,
+    /// Fairness runs: n flows of each policy with staggered starts.
+    #[serde(default)]
+    pub fairness: Option<FairnessSpec>,
+    /// Friendliness runs: each policy against one Cubic flow.
+    #[serde(default)]
+    pub friendliness: Option<FriendlinessSpec>,
+    /// Scenario files whose time series each policy draws.
+    #[serde(default)]
+    pub timeseries: Vec<TimeSeriesSpec>,
 }
 
 fn default_seeds() -> Vec<u64> {
@@ -105,8 +123,16 @@ impl Suite {
 
     /// Checks every value; the message names the field.
     pub fn validate(&self) -> Result<(), String> {
-        if self.networks.is_empty() {
-            return Err("networks: at least one network is required".into());
+        if self.all_networks().is_empty()
+            && self.fairness.is_none()
+            && self.friendliness.is_none()
+            && self.timeseries.is_empty()
+        {
+            return Err(
+                "networks: at least one network (or sweeps, fairness, friendliness, \
+                        timeseries) is required"
+                    .into(),
+            );
         }
         for (i, n) in self.networks.iter().enumerate() {
             ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
@@ -119,6 +145,42 @@ impl Suite {
                     .map_err(|e| e.to_string())?;
             }
         }
+        for (p, n) in self.sweeps.iter().flat_map(SweepSpec::networks) {
+            ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
+                .validate()
+                .map_err(|e| format!("sweeps ({}): {e}", p.label()))?;
+        }
+        if let Some(f) = &self.fairness {
+            if f.flows.is_empty() || f.flows.iter().any(|&n| !(2..=8).contains(&n)) {
+                return Err(format!(
+                    "fairness.flows: each count must lie in [2, 8] (got {:?})",
+                    f.flows
+                ));
+            }
+            positive_secs("fairness.duration_s", f.duration_s)?;
+            if !(f.stagger_s.is_finite() && f.stagger_s >= 0.0) {
+                return Err(format!(
+                    "fairness.stagger_s: must be >= 0 (got {})",
+                    f.stagger_s
+                ));
+            }
+            if f.stagger_s * (f.flows.iter().max().copied().unwrap_or(1) as f64 - 1.0)
+                >= f.duration_s
+            {
+                return Err("fairness.duration_s: must exceed the last flow's start".into());
+            }
+        }
+        if let Some(f) = &self.friendliness {
+            positive_secs("friendliness.duration_s", f.duration_s)?;
+            if f.duration_s <= 5.0 {
+                return Err("friendliness.duration_s: must exceed the 5 s warm-up".into());
+            }
+        }
+        for (i, t) in self.timeseries.iter().enumerate() {
+            if t.steps == 0 {
+                return Err(format!("timeseries[{i}].steps: must be >= 1"));
+            }
+        }
         if self.seeds.is_empty() {
             return Err("seeds: at least one seed is required".into());
         }
@@ -128,10 +190,29 @@ impl Suite {
         Ok(())
     }
 
+    /// The explicit networks, then those of the sweeps.
+    pub fn all_networks(&self) -> Vec<SuiteNetwork> {
+        let mut out = self.networks.clone();
+        out.extend(
+            self.sweeps
+                .iter()
+                .flat_map(|s| s.networks().into_iter().map(|(_, n)| n)),
+        );
+        out
+    }
+
     fn objectives_or_default(&self) -> Vec<[f64; 3]> {
         self.objectives
             .clone()
             .unwrap_or_else(|| vec![[1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]])
+    }
+}
+
+fn positive_secs(field: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{field}: must be > 0 (got {v})"))
     }
 }
 
@@ -238,6 +319,15 @@ impl LoadedPolicy {
     /// The gym setup the policy was trained with (observation, metrics, action rule, MI sizing).
     pub fn scenario(&self) -> &ScenarioConfig {
         &self.scenario
+    }
+
+    /// Whether the policy's actions depend on the objective (a MOCC network).
+    pub fn takes_objective(&self) -> bool {
+        match &self.model {
+            PolicyModel::Checkpoint(c) => c.model.architecture().takes_objective(),
+            PolicyModel::Export(p) => p.takes_objective(),
+            PolicyModel::Baseline(_) => false,
+        }
     }
 
     /// The observed sender of a baseline (none for learned policies, whose sender is the agent).
@@ -423,7 +513,7 @@ impl Acc {
 pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, EvalError> {
     let objectives = suite.objectives_or_default();
     let mut rows = Vec::new();
-    for net in &suite.networks {
+    for net in &suite.all_networks() {
         let scenario = Arc::new(network_scenario(policy, net, suite.steps)?);
         let mut envs = Vec::new();
         for w in &objectives {

@@ -10,6 +10,8 @@ pub mod config;
 pub mod eval;
 pub mod experiment;
 pub mod export;
+pub mod figures;
+pub mod flows;
 pub mod landmarks;
 pub mod plot;
 pub mod recorder;

@@ -1,0 +1,232 @@
+//! Several flows on one bottleneck, each driven by a learned policy (its own observation
+//! history, MI clock and rate rule, deciding at the end of each of its MIs, as a deployed
+//! `Controller` does) or by a sender of its own (classic controller, constant rate): the
+//! fairness and friendliness experiments.
+
+use crate::eval::LoadedPolicy;
+use mocc_gym::{
+    env_rng, ClassicCc, ControllerConfig, Network, Range, Scenario, ScenarioConfig, ScenarioError,
+    Sender, SenderConfig, StartRate,
+};
+use mocc_policy::{MonitorInterval, ObservationBuilder};
+use serde::{Deserialize, Serialize};
+
+/// One flow of a multi-flow run.
+pub struct Flow<'a> {
+    /// Who drives it.
+    pub driver: &'a LoadedPolicy,
+    /// The objective a learned policy is given.
+    pub objective: [f64; 3],
+    /// When it starts (s).
+    pub start_s: f64,
+}
+
+/// A fixed bottleneck for multi-flow runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowNetwork {
+    /// Bandwidth (packets/s).
+    pub bw_pps: f64,
+    /// One-way delay (s).
+    pub delay_s: f64,
+    /// Buffer (packets).
+    pub queue_pkts: f64,
+    /// Random loss.
+    #[serde(default)]
+    pub loss: f64,
+}
+
+/// Per-flow delivery rate (packets/s) in consecutive windows of `window_s`, from time 0.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlowRates {
+    /// Window length (s).
+    pub window_s: f64,
+    /// `rates[flow][window]`.
+    pub rates: Vec<Vec<f64>>,
+    /// Start time of each flow.
+    pub starts: Vec<f64>,
+}
+
+/// The learned part of a flow: history, MI clock, rate rule.
+struct LearnedState {
+    builder: ObservationBuilder,
+    warmup_left: u32,
+    mi_dur_s: f64,
+}
+
+/// Runs the flows for `duration_s` and samples each flow's delivery rate every `window_s`.
+pub fn run_flows(
+    net: &FlowNetwork,
+    flows: &[Flow<'_>],
+    duration_s: f64,
+    window_s: f64,
+    seed: u64,
+) -> Result<FlowRates, ScenarioError> {
+    let mut cfg = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
+    cfg.senders = flows
+        .iter()
+        .map(|f| SenderConfig {
+            controller: ControllerConfig::Constant,
+            start_rate: StartRate::Pps(Range::Fixed(1.0)),
+            start_time_s: f.start_s,
+        })
+        .collect();
+    let scenario = Scenario::new(cfg, None)?;
+    let mut rng = env_rng(seed, 0);
+    let params = scenario.sample_link(&mut rng);
+    let link = scenario.build_link(params);
+    let mut senders = Vec::with_capacity(flows.len());
+    let mut learned: Vec<Option<LearnedState>> = Vec::with_capacity(flows.len());
+    for f in flows {
+        let trained = f.driver.scenario();
+        let initial_mi = trained.monitor_interval.initial_delay_factor * net.delay_s;
+        match f.driver.baseline() {
+            Some(b) => {
+                let rate = match b.start_rate {
+                    StartRate::Pps(Range::Fixed(r)) => r,
+                    _ => 0.5 * net.bw_pps,
+                };
+                let mut s = Sender::new(rate, Scenario::pacing(b), f.start_s);
+                if let Some(kind) = b.controller.classic() {
+                    s.set_classic(ClassicCc::new(kind));
+                }
+                senders.push(s);
+                learned.push(None);
+            }
+            None => {
+                senders.push(Sender::new(
+                    0.5 * net.bw_pps,
+                    mocc_gym::Pacing::Continuous,
+                    f.start_s,
+                ));
+                let o = &trained.observation;
+                learned.push(Some(LearnedState {
+                    builder: ObservationBuilder::new(
+                        o.features.clone(),
+                        o.history_len,
+                        o.latency_baseline,
+                        trained.metrics,
+                    ),
+                    warmup_left: trained.warmup_mis,
+                    mi_dur_s: initial_mi,
+                }));
+            }
+        }
+    }
+    let mut network = Network::new(link, senders);
+    for (i, f) in flows.iter().enumerate() {
+        if learned[i].is_some() {
+            let initial = learned[i].as_ref().map_or(0.0, |l| l.mi_dur_s);
+            network.set_mi_end(i, f.start_s + initial);
+        }
+    }
+    let windows = (duration_s / window_s).ceil() as usize;
+    let mut rates = vec![Vec::with_capacity(windows); flows.len()];
+    let mut acked_before: Vec<u64> = vec![0; flows.len()];
+    for w in 0..windows {
+        let end = (w + 1) as f64 * window_s;
+        network.run_until(end, &mut rng, |net, i| {
+            let now = net.now_s();
+            let mi = net.senders_mut()[i].close_mi(now);
+            if let (Some(state), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
+                let next = decide(state, flow, net.senders()[i].rate_pps(), &mi);
+                net.senders_mut()[i].set_rate_pps(next);
+                net.set_mi_end(i, now + state.mi_dur_s);
+            }
+        });
+        for (i, s) in network.senders().iter().enumerate() {
+            let acked = s.totals().acked;
+            rates[i].push((acked - acked_before[i]) as f64 / window_s);
+            acked_before[i] = acked;
+        }
+    }
+    Ok(FlowRates {
+        window_s,
+        rates,
+        starts: flows.iter().map(|f| f.start_s).collect(),
+    })
+}
+
+/// One learned decision at the end of an MI (warm-up MIs are not recorded, as in the gym).
+fn decide(state: &mut LearnedState, flow: &Flow<'_>, rate: f64, mi: &MonitorInterval) -> f64 {
+    let trained = flow.driver.scenario();
+    if state.warmup_left > 0 {
+        state.warmup_left -= 1;
+        if state.warmup_left > 0 {
+            return rate;
+        }
+    } else {
+        state.builder.record(mi);
+        if mi.avg_latency_s() > 0.0 {
+            state.mi_dur_s = trained.monitor_interval.rtt_factor * mi.avg_latency_s();
+        }
+    }
+    let w = flow.objective.map(|v| v as f32);
+    let a = flow.driver.act(state.builder.observation(), &w)[0];
+    trained.action.apply(rate, f64::from(a))
+}
+
+/// Jain's fairness index `(sum x)^2 / (n sum x^2)` (1 for no or all-zero rates).
+pub fn jain_index(rates: &[f64]) -> f64 {
+    let n = rates.len() as f64;
+    let sum: f64 = rates.iter().sum();
+    let sq: f64 = rates.iter().map(|x| x * x).sum();
+    if n == 0.0 || sq == 0.0 {
+        1.0
+    } else {
+        sum * sum / (n * sq)
+    }
+}
+
+impl FlowRates {
+    /// Jain's index of each window in which every flow had started (all windows after the last
+    /// start).
+    pub fn jain_per_window(&self) -> Vec<f64> {
+        let last_start = self.starts.iter().copied().fold(0.0, f64::max);
+        let first = (last_start / self.window_s).ceil() as usize;
+        let windows = self.rates.first().map_or(0, Vec::len);
+        (first..windows)
+            .map(|w| {
+                let xs: Vec<f64> = self.rates.iter().map(|r| r[w]).collect();
+                jain_index(&xs)
+            })
+            .collect()
+    }
+
+    /// Mean delivery rate of a flow over the windows from `from_s` on.
+    pub fn mean_rate(&self, flow: usize, from_s: f64) -> f64 {
+        let first = (from_s / self.window_s).floor() as usize;
+        let r = &self.rates[flow];
+        let tail = &r[first.min(r.len())..];
+        tail.iter().sum::<f64>() / tail.len().max(1) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_hand_values() {
+        assert_eq!(jain_index(&[1.0, 1.0, 1.0]), 1.0);
+        // (1 + 3)^2 / (2 * (1 + 9)) = 16 / 20.
+        assert!((jain_index(&[1.0, 3.0]) - 0.8).abs() < 1e-12);
+        // One flow gets everything: 1 / n.
+        assert!((jain_index(&[5.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), 1.0);
+    }
+
+    #[test]
+    fn windows_after_the_last_start_count() {
+        let r = FlowRates {
+            window_s: 1.0,
+            rates: vec![vec![10.0, 10.0, 5.0, 5.0], vec![0.0, 0.0, 5.0, 15.0]],
+            starts: vec![0.0, 2.0],
+        };
+        let j = r.jain_per_window();
+        assert_eq!(j.len(), 2);
+        assert_eq!(j[0], 1.0);
+        assert!((j[1] - 0.8).abs() < 1e-12);
+        assert_eq!(r.mean_rate(1, 2.0), 10.0);
+    }
+}
