@@ -35,9 +35,8 @@ libtorch: $(LIBTORCH_DIR)/.installed
 $(LIBTORCH_DIR)/.installed:
 	scripts/install-libtorch.sh "$(LIBTORCH_DIR)" $(LIBTORCH_MODE)
 
-pytools: $(PYTOOLS_DIR)/.installed
-
-$(PYTOOLS_DIR)/.installed:
+# The script returns at once when the package list is already installed.
+pytools:
 	scripts/install-pytools.sh "$(PYTOOLS_DIR)"
 
 build: libtorch
@@ -55,7 +54,7 @@ bench-env: build
 
 # Every test of the workspace, optimized, with debug assertions (profile `ci`).
 test: libtorch pytools
-	MOCC_PYTOOLS="$(PYTOOLS_DIR)" MOCC_REQUIRE_TENSORBOARD=1 \
+	MOCC_PYTOOLS="$(PYTOOLS_DIR)" MOCC_REQUIRE_TENSORBOARD=1 MOCC_REQUIRE_NOTEBOOKS=1 \
 		$(CARGO) test --profile ci --workspace $(FEATURES)
 
 bench: libtorch

@@ -814,3 +814,72 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("fairness.flows"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The notebooks run on small outputs of this test run (`make test` installs Jupyter, pandas
+/// and matplotlib into MOCC_PYTOOLS and sets MOCC_REQUIRE_NOTEBOOKS).
+#[test]
+fn notebooks_execute_on_small_outputs() {
+    let dir = temp_path("notebooks");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = dir.join("run");
+    stdout_json(&mocc(&[
+        "train",
+        "configs/tiny.yaml",
+        "--out",
+        run.to_str().unwrap(),
+    ]));
+    let suite = dir.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        concat!(
+            "sweeps:\n",
+            "  base: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}\n",
+            "  bw_pps: [100, 300]\n",
+            "  delay_s: [0.01, 0.02]\n",
+            "steps: 40\n",
+            "fairness: {network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}, flows: [2], stagger_s: 2, duration_s: 6}\n",
+        ),
+    )
+    .unwrap();
+    let eval = dir.join("eval");
+    stdout_json(&mocc(&[
+        "eval",
+        "--policy",
+        run.to_str().unwrap(),
+        "--policy",
+        "cubic",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        eval.to_str().unwrap(),
+    ]));
+    let figures = dir.join("figures");
+    std::fs::create_dir_all(&figures).unwrap();
+    let out = Command::new("python3")
+        .args(["-m", "nbconvert", "--to", "notebook", "--execute", "--output-dir"])
+        .arg(dir.join("executed"))
+        .args(["notebooks/training.ipynb", "notebooks/evaluation.ipynb"])
+        .env("PYTHONPATH", std::env::var("MOCC_PYTOOLS").unwrap_or_default())
+        .env("MOCC_ROOT", env!("CARGO_MANIFEST_DIR"))
+        .env("MOCC_RUN", &run)
+        .env("MOCC_EVAL", &eval)
+        .env("MOCC_FIGURES", &figures)
+        .output();
+    let required = std::env::var_os("MOCC_REQUIRE_NOTEBOOKS").is_some();
+    match out {
+        Ok(o) if o.status.success() => {
+            for f in ["training-curves.png", "sweeps.png", "reward-cdf.png", "fairness.png"] {
+                let bytes = std::fs::read(figures.join(f)).unwrap_or_default();
+                assert!(bytes.starts_with(b"\x89PNG"), "{f} not drawn by the notebooks");
+            }
+        }
+        Ok(o) if !required => eprintln!(
+            "skipped: the notebooks need nbconvert, pandas and matplotlib (make test installs \
+             them): {}",
+            String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
+        ),
+        other => panic!("the notebooks failed: {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
