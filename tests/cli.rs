@@ -659,13 +659,15 @@ fn eval_compares_baselines_and_names_bad_ones() {
         "--policy",
         "vegas",
         "--policy",
+        "vivace",
+        "--policy",
         "const:150",
         "--suite",
         suite.to_str().unwrap(),
         "--out",
         out_dir.to_str().unwrap(),
     ]));
-    assert_eq!(e["runs"], 10);
+    assert_eq!(e["runs"], 12);
     let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
     let row = |policy: &str, net: usize| -> Vec<f64> {
         let line = csv
@@ -681,6 +683,7 @@ fn eval_compares_baselines_and_names_bad_ones() {
     // Cubic fills the deep buffer (RTT ratio column 3), Copa does not; BBR keeps its rate
     // under 2% loss, Cubic does not (utilization column 0).
     assert!(row("cubic", 0)[3] > 2.0 * row("copa", 0)[3], "{csv}");
+    assert!(row("cubic", 0)[3] > 2.0 * row("vivace", 0)[3], "{csv}");
     assert!(row("bbr", 1)[0] > 2.0 * row("cubic", 1)[0], "{csv}");
     // A constant 150 pkt/s sender on a 300 pkt/s link uses half of it.
     assert!((row("const:150", 0)[0] - 0.5).abs() < 0.02, "{csv}");
@@ -857,10 +860,20 @@ fn notebooks_execute_on_small_outputs() {
     let figures = dir.join("figures");
     std::fs::create_dir_all(&figures).unwrap();
     let out = Command::new("python3")
-        .args(["-m", "nbconvert", "--to", "notebook", "--execute", "--output-dir"])
+        .args([
+            "-m",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--output-dir",
+        ])
         .arg(dir.join("executed"))
         .args(["notebooks/training.ipynb", "notebooks/evaluation.ipynb"])
-        .env("PYTHONPATH", std::env::var("MOCC_PYTOOLS").unwrap_or_default())
+        .env(
+            "PYTHONPATH",
+            std::env::var("MOCC_PYTOOLS").unwrap_or_default(),
+        )
         .env("MOCC_ROOT", env!("CARGO_MANIFEST_DIR"))
         .env("MOCC_RUN", &run)
         .env("MOCC_EVAL", &eval)
@@ -869,15 +882,26 @@ fn notebooks_execute_on_small_outputs() {
     let required = std::env::var_os("MOCC_REQUIRE_NOTEBOOKS").is_some();
     match out {
         Ok(o) if o.status.success() => {
-            for f in ["training-curves.png", "sweeps.png", "reward-cdf.png", "fairness.png"] {
+            for f in [
+                "training-curves.png",
+                "sweeps.png",
+                "reward-cdf.png",
+                "fairness.png",
+            ] {
                 let bytes = std::fs::read(figures.join(f)).unwrap_or_default();
-                assert!(bytes.starts_with(b"\x89PNG"), "{f} not drawn by the notebooks");
+                assert!(
+                    bytes.starts_with(b"\x89PNG"),
+                    "{f} not drawn by the notebooks"
+                );
             }
         }
         Ok(o) if !required => eprintln!(
             "skipped: the notebooks need nbconvert, pandas and matplotlib (make test installs \
              them): {}",
-            String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
         ),
         other => panic!("the notebooks failed: {other:?}"),
     }

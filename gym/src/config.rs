@@ -331,6 +331,8 @@ pub enum ControllerConfig {
     Copa,
     /// TCP Vegas.
     Vegas,
+    /// PCC Vivace.
+    Vivace,
 }
 
 impl ControllerConfig {
@@ -341,6 +343,7 @@ impl ControllerConfig {
             ControllerConfig::Bbr => Some(ClassicKind::Bbr),
             ControllerConfig::Copa => Some(ClassicKind::Copa),
             ControllerConfig::Vegas => Some(ClassicKind::Vegas),
+            ControllerConfig::Vivace => Some(ClassicKind::Vivace),
             ControllerConfig::OnOff { cc, .. } => cc,
             ControllerConfig::Agent | ControllerConfig::Constant => None,
         }
@@ -353,6 +356,7 @@ impl ControllerConfig {
             ClassicKind::Bbr => ControllerConfig::Bbr,
             ClassicKind::Copa => ControllerConfig::Copa,
             ClassicKind::Vegas => ControllerConfig::Vegas,
+            ClassicKind::Vivace => ControllerConfig::Vivace,
         }
     }
 }

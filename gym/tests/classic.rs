@@ -112,3 +112,19 @@ fn classic_senders_share_a_bottleneck_with_cross_traffic_deterministically() {
     let mean = a.iter().sum::<f64>() / a.len() as f64;
     assert!(mean > 50.0 && mean < 400.0, "BBR shares the link: {mean}");
 }
+
+#[test]
+fn vivace_learns_a_high_rate_with_almost_no_queue() {
+    // Its utility penalizes a rising RTT, so it settles just below the point where the queue
+    // starts to grow.
+    for (bw, delay, queue) in [
+        (500.0, 0.02, 500.0),
+        (100.0, 0.05, 20.0),
+        (800.0, 0.03, 50.0),
+    ] {
+        let (util, rtt_ratio, loss) = run(ClassicKind::Vivace, bw, delay, queue, 0.0, 60.0);
+        assert!(util > 0.9, "{bw} pkt/s: utilization {util}");
+        assert!(rtt_ratio < 1.1, "{bw} pkt/s: RTT ratio {rtt_ratio}");
+        assert_eq!(loss, 0.0);
+    }
+}

@@ -11,13 +11,18 @@ pub mod bbr;
 pub mod copa;
 pub mod cubic;
 pub mod vegas;
+pub mod vivace;
 
 pub use bbr::Bbr;
 pub use copa::Copa;
 pub use cubic::Cubic;
 pub use vegas::Vegas;
+pub use vivace::Vivace;
 
 use serde::{Deserialize, Serialize};
+
+/// Bits in a packet.
+pub const PACKET_BITS: f64 = 8.0 * mocc_policy::BYTES_PER_PACKET;
 
 /// Initial congestion window (packets), RFC 6928.
 pub const INITIAL_CWND: f64 = 10.0;
@@ -97,15 +102,18 @@ pub enum ClassicKind {
     Copa,
     /// TCP Vegas, alpha 2, beta 4.
     Vegas,
+    /// PCC Vivace (latency-aware utility, gradient ascent on the rate).
+    Vivace,
 }
 
 impl ClassicKind {
     /// Every kind.
-    pub const ALL: [ClassicKind; 4] = [
+    pub const ALL: [ClassicKind; 5] = [
         ClassicKind::Cubic,
         ClassicKind::Bbr,
         ClassicKind::Copa,
         ClassicKind::Vegas,
+        ClassicKind::Vivace,
     ];
 
     /// The name used in configs and on the command line.
@@ -115,6 +123,7 @@ impl ClassicKind {
             ClassicKind::Bbr => "bbr",
             ClassicKind::Copa => "copa",
             ClassicKind::Vegas => "vegas",
+            ClassicKind::Vivace => "vivace",
         }
     }
 
@@ -135,6 +144,8 @@ pub enum ClassicCc {
     Copa(Copa),
     /// Vegas.
     Vegas(Vegas),
+    /// PCC Vivace.
+    Vivace(Vivace),
 }
 
 impl ClassicCc {
@@ -145,6 +156,7 @@ impl ClassicCc {
             ClassicKind::Bbr => ClassicCc::Bbr(Bbr::default()),
             ClassicKind::Copa => ClassicCc::Copa(Copa::default()),
             ClassicKind::Vegas => ClassicCc::Vegas(Vegas::default()),
+            ClassicKind::Vivace => ClassicCc::Vivace(Vivace::default()),
         }
     }
 
@@ -155,6 +167,7 @@ impl ClassicCc {
             ClassicCc::Bbr(c) => c.on_ack(ack),
             ClassicCc::Copa(c) => c.on_ack(ack),
             ClassicCc::Vegas(c) => c.on_ack(ack),
+            ClassicCc::Vivace(c) => c.on_ack(ack),
         }
     }
 
@@ -165,6 +178,7 @@ impl ClassicCc {
             ClassicCc::Bbr(c) => c.on_loss(loss),
             ClassicCc::Copa(c) => c.on_loss(loss),
             ClassicCc::Vegas(c) => c.on_loss(loss),
+            ClassicCc::Vivace(c) => c.on_loss(loss),
         }
     }
 
@@ -175,6 +189,7 @@ impl ClassicCc {
             ClassicCc::Bbr(c) => c.cwnd(),
             ClassicCc::Copa(c) => c.cwnd(),
             ClassicCc::Vegas(c) => c.cwnd(),
+            ClassicCc::Vivace(c) => c.cwnd(),
         }
     }
 
@@ -185,6 +200,7 @@ impl ClassicCc {
             ClassicCc::Bbr(c) => c.pacing_pps(),
             ClassicCc::Copa(c) => c.pacing_pps(),
             ClassicCc::Vegas(c) => c.pacing_pps(),
+            ClassicCc::Vivace(c) => c.pacing_pps(),
         }
     }
 }
