@@ -1,0 +1,192 @@
+//! C ABI of the `mocc-policy` runtime (see `include/mocc_policy.h`): load an exported policy
+//! and turn monitor-interval statistics into pacing rates from C, C++ or any language with a C
+//! FFI. Every entry point checks its pointers; errors come back as messages, never panics.
+
+use mocc_policy::{Controller, MonitorInterval, Policy, RttSummary};
+use std::ffi::{c_char, c_double, c_int, CStr};
+
+/// The C view of [`MonitorInterval`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MoccMonitorInterval {
+    /// Bytes sent during the MI.
+    pub bytes_sent: c_double,
+    /// Bytes acknowledged during the MI.
+    pub bytes_acked: c_double,
+    /// Bytes detected lost during the MI.
+    pub bytes_lost: c_double,
+    /// Start of sending (s).
+    pub send_start_s: c_double,
+    /// End of sending (s).
+    pub send_end_s: c_double,
+    /// First acknowledgement (s).
+    pub recv_start_s: c_double,
+    /// Last acknowledgement (s).
+    pub recv_end_s: c_double,
+    /// RTT samples.
+    pub rtt_count: u64,
+    /// Mean RTT (s).
+    pub rtt_mean_s: c_double,
+    /// Mean of the first half of the samples (s).
+    pub rtt_first_half_mean_s: c_double,
+    /// Mean of the second half (s).
+    pub rtt_second_half_mean_s: c_double,
+}
+
+impl From<&MoccMonitorInterval> for MonitorInterval {
+    fn from(m: &MoccMonitorInterval) -> Self {
+        MonitorInterval {
+            bytes_sent: m.bytes_sent,
+            bytes_acked: m.bytes_acked,
+            bytes_lost: m.bytes_lost,
+            send_start_s: m.send_start_s,
+            send_end_s: m.send_end_s,
+            recv_start_s: m.recv_start_s,
+            recv_end_s: m.recv_end_s,
+            rtt: RttSummary {
+                count: m.rtt_count,
+                mean_s: m.rtt_mean_s,
+                first_half_mean_s: m.rtt_first_half_mean_s,
+                second_half_mean_s: m.rtt_second_half_mean_s,
+            },
+        }
+    }
+}
+
+/// An opaque controller handle.
+pub struct MoccController(Controller);
+
+/// Copies `msg` into `err` (NUL-terminated, truncated to `err_len`).
+unsafe fn write_error(msg: &str, err: *mut c_char, err_len: usize) {
+    if err.is_null() || err_len == 0 {
+        return;
+    }
+    let n = msg.len().min(err_len - 1);
+    // SAFETY: the caller guarantees `err` points to `err_len` writable bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(msg.as_ptr().cast::<c_char>(), err, n);
+        *err.add(n) = 0;
+    }
+}
+
+unsafe fn read_objective(objective: *const c_double) -> Option<[f64; 3]> {
+    if objective.is_null() {
+        return None;
+    }
+    // SAFETY: the caller guarantees three readable doubles.
+    unsafe { Some([*objective, *objective.add(1), *objective.add(2)]) }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `policy_dir` must be a NUL-terminated string, `objective` three doubles, and `err` (if not
+/// null) `err_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_controller_new(
+    policy_dir: *const c_char,
+    objective: *const c_double,
+    err: *mut c_char,
+    err_len: usize,
+) -> *mut MoccController {
+    let fail = |msg: &str| {
+        // SAFETY: forwarded caller guarantee on `err`.
+        unsafe { write_error(msg, err, err_len) };
+        std::ptr::null_mut()
+    };
+    if policy_dir.is_null() {
+        return fail("policy_dir is NULL");
+    }
+    // SAFETY: non-null, NUL-terminated by the caller's guarantee.
+    let dir = match unsafe { CStr::from_ptr(policy_dir) }.to_str() {
+        Ok(d) => d,
+        Err(_) => return fail("policy_dir is not valid UTF-8"),
+    };
+    // SAFETY: forwarded caller guarantee.
+    let Some(w) = (unsafe { read_objective(objective) }) else {
+        return fail("objective is NULL");
+    };
+    let policy = match Policy::load(dir) {
+        Ok(p) => p,
+        Err(e) => return fail(&e.to_string()),
+    };
+    match Controller::new(policy, w) {
+        Ok(c) => Box::into_raw(Box::new(MoccController(c))),
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `cc` must come from `mocc_controller_new` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_controller_reset(
+    cc: *mut MoccController,
+    start_rate_pps: f64,
+) -> f64 {
+    // SAFETY: caller guarantee.
+    match unsafe { cc.as_mut() } {
+        Some(c) => c.0.reset(start_rate_pps),
+        None => f64::NAN,
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `cc` must come from `mocc_controller_new`; `mi` must point to a `MoccMonitorInterval`.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_controller_on_monitor_interval(
+    cc: *mut MoccController,
+    mi: *const MoccMonitorInterval,
+) -> f64 {
+    // SAFETY: caller guarantee.
+    match unsafe { (cc.as_mut(), mi.as_ref()) } {
+        (Some(c), Some(m)) => c.0.on_monitor_interval(&MonitorInterval::from(m)),
+        _ => f64::NAN,
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `cc` must come from `mocc_controller_new`; `objective` must point to three doubles.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_controller_set_objective(
+    cc: *mut MoccController,
+    objective: *const c_double,
+) -> c_int {
+    // SAFETY: caller guarantee.
+    let (Some(c), Some(w)) = (unsafe { cc.as_mut() }, unsafe { read_objective(objective) }) else {
+        return -1;
+    };
+    match c.0.set_objective(w) {
+        Ok(()) => 0,
+        Err(_) => -1,
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `cc` must come from `mocc_controller_new` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_controller_next_mi_duration_s(cc: *const MoccController) -> f64 {
+    // SAFETY: caller guarantee.
+    unsafe { cc.as_ref() }
+        .and_then(|c| c.0.next_mi_duration_s())
+        .unwrap_or(-1.0)
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `cc` must come from `mocc_controller_new` and be freed once.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_controller_free(cc: *mut MoccController) {
+    if !cc.is_null() {
+        // SAFETY: created by Box::into_raw in mocc_controller_new.
+        drop(unsafe { Box::from_raw(cc) });
+    }
+}

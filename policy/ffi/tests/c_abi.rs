@@ -1,0 +1,136 @@
+//! The C entry points on the shipped MOCC policy: the same rates as the Rust controller, errors
+//! as messages, null pointers refused.
+
+use mocc_policy::{Controller, MonitorInterval, Policy, RttSummary, BYTES_PER_PACKET};
+use mocc_policy_ffi::*;
+use std::ffi::CString;
+use std::path::Path;
+
+fn shipped() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../checkpoints/mocc-omega36")
+        .display()
+        .to_string()
+}
+
+fn mi(k: usize) -> MoccMonitorInterval {
+    let t = 0.03 * k as f64;
+    let rtt = RttSummary::from_samples(&[0.06, 0.061 + 0.0005 * (k % 5) as f64, 0.063]);
+    MoccMonitorInterval {
+        bytes_sent: (12 + k % 4) as f64 * BYTES_PER_PACKET,
+        bytes_acked: (11 + k % 3) as f64 * BYTES_PER_PACKET,
+        bytes_lost: (k % 2) as f64 * BYTES_PER_PACKET,
+        send_start_s: t,
+        send_end_s: t + 0.03,
+        recv_start_s: t + 0.06,
+        recv_end_s: t + 0.09,
+        rtt_count: rtt.count,
+        rtt_mean_s: rtt.mean_s,
+        rtt_first_half_mean_s: rtt.first_half_mean_s,
+        rtt_second_half_mean_s: rtt.second_half_mean_s,
+    }
+}
+
+#[test]
+fn c_controller_matches_the_rust_controller() {
+    let dir = CString::new(shipped()).unwrap();
+    let w = [0.6, 0.3, 0.1];
+    let mut err = [0 as std::ffi::c_char; 256];
+    // SAFETY: valid pointers and lengths throughout.
+    unsafe {
+        let cc = mocc_controller_new(dir.as_ptr(), w.as_ptr(), err.as_mut_ptr(), err.len());
+        assert!(!cc.is_null());
+        let mut rust = Controller::new(Policy::load(shipped()).unwrap(), w).unwrap();
+        assert_eq!(mocc_controller_reset(cc, 200.0), rust.reset(200.0));
+        assert!(mocc_controller_next_mi_duration_s(cc) < 0.0);
+        for k in 0..50 {
+            let m = mi(k);
+            let expect = rust.on_monitor_interval(&MonitorInterval::from(&m));
+            assert_eq!(
+                mocc_controller_on_monitor_interval(cc, &m),
+                expect,
+                "MI {k}"
+            );
+            if k == 25 {
+                let lat = [0.1, 0.8, 0.1];
+                assert_eq!(mocc_controller_set_objective(cc, lat.as_ptr()), 0);
+                rust.set_objective(lat).unwrap();
+            }
+        }
+        assert!(mocc_controller_next_mi_duration_s(cc) > 0.0);
+        let bad = [0.5, 0.5, 0.5];
+        assert_eq!(mocc_controller_set_objective(cc, bad.as_ptr()), -1);
+        assert!(mocc_controller_on_monitor_interval(cc, std::ptr::null()).is_nan());
+        mocc_controller_free(cc);
+        mocc_controller_free(std::ptr::null_mut());
+    }
+}
+
+#[test]
+fn failures_come_back_as_messages() {
+    let mut err = [0 as std::ffi::c_char; 128];
+    let w = [0.6, 0.3, 0.1];
+    let missing = CString::new("/nonexistent/policy").unwrap();
+    // SAFETY: valid pointers and lengths.
+    unsafe {
+        let cc = mocc_controller_new(missing.as_ptr(), w.as_ptr(), err.as_mut_ptr(), err.len());
+        assert!(cc.is_null());
+        let msg = std::ffi::CStr::from_ptr(err.as_ptr()).to_string_lossy();
+        assert!(msg.contains("policy.json"), "{msg}");
+        let dir = CString::new(shipped()).unwrap();
+        let bad = [1.0, 0.0, 0.0];
+        let cc = mocc_controller_new(dir.as_ptr(), bad.as_ptr(), err.as_mut_ptr(), err.len());
+        assert!(cc.is_null());
+        let msg = std::ffi::CStr::from_ptr(err.as_ptr()).to_string_lossy();
+        assert!(msg.contains("objective"), "{msg}");
+        let cc = mocc_controller_new(std::ptr::null(), w.as_ptr(), std::ptr::null_mut(), 0);
+        assert!(cc.is_null());
+        assert!(mocc_controller_reset(std::ptr::null_mut(), 100.0).is_nan());
+    }
+}
+
+#[test]
+fn the_header_declares_every_entry_point() {
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("include/mocc_policy.h"),
+    )
+    .unwrap();
+    for f in [
+        "mocc_controller_new",
+        "mocc_controller_reset",
+        "mocc_controller_on_monitor_interval",
+        "mocc_controller_set_objective",
+        "mocc_controller_next_mi_duration_s",
+        "mocc_controller_free",
+    ] {
+        assert!(header.contains(&format!("{f}(")), "{f}");
+    }
+    // The struct's field order is the Rust one (repr(C)).
+    let fields: Vec<&str> = header
+        .lines()
+        .skip_while(|l| !l.contains("typedef struct MoccMonitorInterval"))
+        .take_while(|l| !l.contains("} MoccMonitorInterval;"))
+        .filter_map(|l| {
+            l.trim()
+                .strip_suffix(';')
+                .or_else(|| l.split(';').next().filter(|_| l.contains(';')))
+        })
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "bytes_sent",
+            "bytes_acked",
+            "bytes_lost",
+            "send_start_s",
+            "send_end_s",
+            "recv_start_s",
+            "recv_end_s",
+            "rtt_count",
+            "rtt_mean_s",
+            "rtt_first_half_mean_s",
+            "rtt_second_half_mean_s"
+        ]
+    );
+}
