@@ -58,6 +58,10 @@ struct AdaptationArgs {
     /// Moving-average window of the reward curves.
     #[arg(long, default_value_t = 5)]
     smoothing: usize,
+    /// Old objective of the forgetting runs, e.g. 0.8,0.1,0.1 (default: the landmark whose
+    /// throughput/latency trade-off is farthest from the first new objective's).
+    #[arg(long, value_parser = mocc_training::adapt::parse_objective)]
+    old_objective: Option<[f64; 3]>,
     /// Output folder.
     #[arg(long, default_value = "runs/adaptation")]
     out: PathBuf,
@@ -90,6 +94,7 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         snapshot_every: a.snapshot_every,
         suite: Suite::load(&a.suite)?,
         smoothing: a.smoothing,
+        old_objective: a.old_objective,
         out: a.out.clone(),
     };
     let report = run_adaptation_experiment(&exp, |line| eprintln!("{line}"))?;

@@ -9,8 +9,8 @@
 //!    smoothed reward either method reached. Iterations to reach it are counted from 1 (0 when
 //!    the first rollout already does).
 //! 2. Forgetting: while adapting to the first new objective, every `snapshot_every` iterations
-//!    the model is evaluated deterministically on an old objective (the pool objective farthest
-//!    from the new one): MOCC with replay, MOCC without replay, and a single-objective policy
+//!    the model is evaluated deterministically on an old objective (by default the pool
+//!    objective whose throughput/latency trade-off is farthest from the new one's): MOCC with replay, MOCC without replay, and a single-objective policy
 //!    first trained on the old objective then fine-tuned on the new one. The worst relative
 //!    drop of each is reported.
 
@@ -81,6 +81,9 @@ pub struct AdaptationExperiment {
     pub suite: Suite,
     /// Trailing moving-average window of the reward curves.
     pub smoothing: usize,
+    /// The old objective of the forgetting runs (default: the pool objective whose throughput
+    /// and latency weights differ most from the first new objective's).
+    pub old_objective: Option<Objective>,
     /// Output folder.
     pub out: PathBuf,
 }
@@ -343,11 +346,9 @@ pub fn run_adaptation_experiment(
     adaptation_figure(&exp.out.join("adaptation.png"), &curves, exp.smoothing)?;
 
     let new = exp.objectives[0];
-    let old = pool
-        .iter()
-        .copied()
-        .max_by(|a, b| distance(a, &new).total_cmp(&distance(b, &new)))
-        .unwrap_or([1.0 / 3.0; 3]);
+    let old = exp
+        .old_objective
+        .unwrap_or_else(|| default_old_objective(&pool, &new));
     log(&format!(
         "forgetting: adapting to {new:?}, evaluating {old:?}"
     ));
@@ -433,8 +434,16 @@ pub fn run_adaptation_experiment(
     })
 }
 
-fn distance(a: &Objective, b: &Objective) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum()
+/// The pool objective whose throughput and latency weights differ most from `new`'s: the
+/// application whose trade-off adapting to `new` would move away from. The loss weight is left
+/// out because `1 - loss` is close to 1 for every reasonable policy on most networks, so a
+/// loss-heavy old objective barely registers forgetting.
+pub fn default_old_objective(pool: &[Objective], new: &Objective) -> Objective {
+    let distance = |w: &Objective| (w[0] - new[0]).abs() + (w[1] - new[1]).abs();
+    pool.iter()
+        .copied()
+        .max_by(|a, b| distance(a).total_cmp(&distance(b)))
+        .unwrap_or([1.0 / 3.0; 3])
 }
 
 /// Compares one objective's curves against the common 99%-of-maximum-gain target.
@@ -615,6 +624,16 @@ mod tests {
             }
         }
         assert_eq!(ws, sample_new_objectives(6, 3, &pool), "seeded");
+    }
+
+    #[test]
+    fn the_default_old_objective_has_the_opposite_trade_off() {
+        let pool = vec![[0.1, 0.1, 0.8], [0.8, 0.1, 0.1], [0.4, 0.3, 0.3]];
+        // Latency-leaning new objective: the throughput-heavy one, not the loss-heavy one.
+        assert_eq!(
+            default_old_objective(&pool, &[0.26, 0.563, 0.177]),
+            [0.8, 0.1, 0.1]
+        );
     }
 
     #[test]
