@@ -51,10 +51,14 @@ struct InFlight {
     arrival_s: f64,
     rtt_s: f64,
     lost: bool,
+    // Fields added for classic controllers default when older snapshots lack them.
+    #[serde(default)]
     sent_s: f64,
     /// Packets delivered when this one was sent, and the time of the last of them (for
     /// delivery-rate samples).
+    #[serde(default)]
     delivered_at_send: u64,
+    #[serde(default)]
     delivered_time_at_send_s: f64,
 }
 
@@ -100,11 +104,15 @@ pub struct Sender {
     #[serde(with = "infinite_as_none")]
     mi_end_s: f64,
     /// A classic controller setting window and pacing (none: paced at `rate_pps`).
+    #[serde(default)]
     cc: Option<ClassicCc>,
     /// Packets delivered so far and the time of the last delivery.
+    #[serde(default)]
     delivered: u64,
+    #[serde(default)]
     delivered_time_s: f64,
     /// The window is full: the next send waits for an ack.
+    #[serde(default)]
     window_blocked: bool,
 }
 
@@ -488,6 +496,34 @@ mod tests {
     use crate::link::LinkParams;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn snapshots_from_before_classic_controllers_still_load() {
+        // A network mid-run, serialized, with the fields classic controllers added removed.
+        let mut n = net(150.0, 0.05);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        n.run_until(0.5, &mut rng, |_, _| {});
+        let mut v = serde_json::to_value(&n).unwrap();
+        let senders = v["senders"].as_array_mut().unwrap();
+        for s in senders.iter_mut() {
+            let s = s.as_object_mut().unwrap();
+            for k in ["cc", "delivered", "delivered_time_s", "window_blocked"] {
+                assert!(s.remove(k).is_some(), "{k}");
+            }
+            for p in s["inflight"].as_array_mut().unwrap() {
+                let p = p.as_object_mut().unwrap();
+                for k in ["sent_s", "delivered_at_send", "delivered_time_at_send_s"] {
+                    assert!(p.remove(k).is_some(), "{k}");
+                }
+            }
+        }
+        let mut old: Network = serde_json::from_value(v).expect("old snapshot loads");
+        let (mut a, mut b) = (rng.clone(), rng);
+        n.run_until(2.0, &mut a, |_, _| {});
+        old.run_until(2.0, &mut b, |_, _| {});
+        assert_eq!(n.senders()[0].totals(), old.senders()[0].totals());
+        assert_eq!(n.now_s(), old.now_s());
+    }
 
     fn net(rate: f64, delay_s: f64) -> Network {
         let link = Link::fixed(LinkParams {
