@@ -7,7 +7,7 @@ use crate::reward::{MiOutcome, RewardKind};
 use crate::scenario::Scenario;
 use crate::sim::{Network, Sender, SimCounters};
 use mocc_policy::{MonitorInterval, ObservationBuilder};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -259,7 +259,8 @@ impl Env {
             let sender = &mut self.net.senders_mut()[i];
             sender.reset(rate, Scenario::pacing(sc), sc.start_time_s);
             if let Some(kind) = sc.controller.classic() {
-                sender.set_classic(ClassicCc::new(kind));
+                let seed = self.rng.random::<u64>();
+                sender.set_classic(ClassicCc::seeded(kind, seed));
             }
             self.background_mi_dur_s[i] = initial_mi;
             if i != self.agent {

@@ -114,6 +114,9 @@ pub struct Sender {
     /// The window is full: the next send waits for an ack.
     #[serde(default)]
     window_blocked: bool,
+    /// Time of the last packet sent.
+    #[serde(default)]
+    last_send_s: f64,
 }
 
 impl Sender {
@@ -137,6 +140,7 @@ impl Sender {
             delivered: 0,
             delivered_time_s: start_s,
             window_blocked: false,
+            last_send_s: start_s,
         }
     }
 
@@ -159,6 +163,7 @@ impl Sender {
         self.delivered = 0;
         self.delivered_time_s = start_s;
         self.window_blocked = false;
+        self.last_send_s = start_s;
     }
 
     /// Hands the sender to a classic controller (after [`Sender::reset`]): it then sends only
@@ -294,6 +299,12 @@ impl Sender {
         if self.window_blocked && (inflight as f64) < cc.cwnd() {
             self.window_blocked = false;
             self.next_send_s = now;
+        } else if !self.window_blocked && self.next_send_s.is_finite() {
+            // A faster pacing rate applies at once, not after the send scheduled at the old one.
+            let earliest = (self.last_send_s + 1.0 / self.rate_pps).max(now);
+            if earliest < self.next_send_s {
+                self.next_send_s = earliest;
+            }
         }
     }
 
@@ -425,6 +436,7 @@ impl Network {
         sender.mi.sent += 1;
         sender.totals.sent += 1;
         sender.next_send_s = t + 1.0 / sender.rate_pps;
+        sender.last_send_s = t;
         let (delivered_at_send, delivered_time_at_send_s) =
             (sender.delivered, sender.delivered_time_s);
         let adm = self.link.enter(t, rng);
@@ -507,7 +519,13 @@ mod tests {
         let senders = v["senders"].as_array_mut().unwrap();
         for s in senders.iter_mut() {
             let s = s.as_object_mut().unwrap();
-            for k in ["cc", "delivered", "delivered_time_s", "window_blocked"] {
+            for k in [
+                "cc",
+                "delivered",
+                "delivered_time_s",
+                "window_blocked",
+                "last_send_s",
+            ] {
                 assert!(s.remove(k).is_some(), "{k}");
             }
             for p in s["inflight"].as_array_mut().unwrap() {

@@ -59,10 +59,15 @@ impl Controller {
     }
 
     /// Starts a new connection at `start_rate_pps` and returns the rate for its first MI (the
-    /// start rate, or with `warmup_mis = 0` the rate after the first decision).
+    /// start rate, or with `warmup_mis = 0` the rate after the first decision). A start rate
+    /// that is not a positive number becomes the policy's minimum rate.
     pub fn reset(&mut self, start_rate_pps: f64) -> f64 {
         self.history.reset();
-        self.rate_pps = start_rate_pps;
+        self.rate_pps = if start_rate_pps.is_finite() && start_rate_pps > 0.0 {
+            start_rate_pps
+        } else {
+            self.policy.rate_rule().min_rate_pps
+        };
         self.last_action = None;
         self.last_mean_rtt_s = None;
         self.warmup_left = self.policy.spec().monitor_interval.warmup_mis;

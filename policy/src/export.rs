@@ -389,6 +389,19 @@ impl Policy {
         let spec_path = dir.join(SPEC_FILE);
         let text = std::fs::read_to_string(&spec_path).map_err(io(&spec_path))?;
         let spec = parse_spec(&spec_path, &text)?;
+        let plain = Path::new(&spec.weights.file)
+            .file_name()
+            .is_some_and(|n| n == spec.weights.file.as_str());
+        if !plain {
+            return Err(PolicyError::Invalid {
+                path: spec_path,
+                field: "weights.file".into(),
+                message: format!(
+                    "must be a file name inside the export folder (got {:?})",
+                    spec.weights.file
+                ),
+            });
+        }
         let weights_path = dir.join(&spec.weights.file);
         let bytes = std::fs::read(&weights_path).map_err(io(&weights_path))?;
         let actual = sha256_hex(&bytes);
@@ -542,15 +555,15 @@ impl Policy {
         mut spec: PolicySpec,
         tensors: &NamedTensors,
     ) -> Result<PolicySpec, PolicyError> {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
         let weights_path = dir.join(WEIGHTS_FILE);
-        let bytes = serialize_safetensors(tensors, &weights_path)?;
-        spec.format_version = POLICY_FORMAT_VERSION;
-        spec.weights = WeightsSpec {
-            file: WEIGHTS_FILE.to_string(),
-            sha256: sha256_hex(&bytes),
-        };
         let spec_path = dir.join(SPEC_FILE);
+        spec.format_version = POLICY_FORMAT_VERSION;
+        spec.weights.file = WEIGHTS_FILE.to_string();
+        // Validate before touching the folder, so a bad export never replaces a good one.
+        Self::from_parts(spec.clone(), tensors, &spec_path, &weights_path)?;
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let bytes = serialize_safetensors(tensors, &weights_path)?;
+        spec.weights.sha256 = sha256_hex(&bytes);
         let json = serde_json::to_string_pretty(&spec).map_err(|e| PolicyError::Json {
             path: spec_path.clone(),
             message: e.to_string(),

@@ -78,9 +78,11 @@ impl RateRule {
         Ok(())
     }
 
-    /// Clamps a rate to the limits.
+    /// Clamps a rate to the limits (NaN becomes the minimum).
     pub fn clamp(&self, rate_pps: f64) -> f64 {
-        if rate_pps > self.max_rate_pps {
+        if rate_pps.is_nan() {
+            self.min_rate_pps
+        } else if rate_pps > self.max_rate_pps {
             self.max_rate_pps
         } else if rate_pps < self.min_rate_pps {
             self.min_rate_pps
@@ -117,6 +119,7 @@ mod tests {
         assert_eq!(r.apply(990.0, 10.0), 1000.0);
         assert_eq!(r.apply(41.0, -10.0), 40.0);
         assert_eq!(r.apply(100.0, f64::NAN), 100.0);
+        assert_eq!(r.clamp(f64::NAN), 40.0);
         assert_eq!(r.apply(100.0, f64::INFINITY), 1000.0);
         assert_eq!(r.apply(100.0, f64::NEG_INFINITY), 40.0);
     }

@@ -206,6 +206,12 @@ fn missing_files_and_other_versions_are_refused() {
     });
     let err = load_err(&dir);
     assert!(err.contains("surprise"), "{err}");
+    edit_json(&dir, |v| {
+        v.as_object_mut().unwrap().remove("surprise");
+        v["weights"]["file"] = "../elsewhere.safetensors".into();
+    });
+    let err = load_err(&dir);
+    assert!(err.contains("weights.file"), "{err}");
     std::fs::write(dir.join("policy.json"), "{ not json").unwrap();
     let err = load_err(&dir);
     assert!(err.contains("policy.json"), "{err}");

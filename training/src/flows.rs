@@ -94,13 +94,8 @@ pub fn run_flows(
                 learned.push(None);
             }
             None => {
-                senders.push(Sender::new(
-                    0.5 * net.bw_pps,
-                    mocc_gym::Pacing::Continuous,
-                    f.start_s,
-                ));
                 let o = &trained.observation;
-                learned.push(Some(LearnedState {
+                let state = LearnedState {
                     builder: ObservationBuilder::new(
                         o.features.clone(),
                         o.history_len,
@@ -109,7 +104,14 @@ pub fn run_flows(
                     ),
                     warmup_left: trained.warmup_mis,
                     mi_dur_s: initial_mi,
-                }));
+                };
+                let mut rate = 0.5 * net.bw_pps;
+                if trained.warmup_mis == 0 {
+                    // As in the gym: the first decision, on the empty history, precedes MI 1.
+                    rate = act(f, state.builder.observation(), rate);
+                }
+                senders.push(Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s));
+                learned.push(Some(state));
             }
         }
     }
@@ -161,9 +163,14 @@ fn decide(state: &mut LearnedState, flow: &Flow<'_>, rate: f64, mi: &MonitorInte
             state.mi_dur_s = trained.monitor_interval.rtt_factor * mi.avg_latency_s();
         }
     }
+    act(flow, state.builder.observation(), rate)
+}
+
+/// The flow's policy acting on `obs`: the next rate after `rate`.
+fn act(flow: &Flow<'_>, obs: &[f32], rate: f64) -> f64 {
     let w = flow.objective.map(|v| v as f32);
-    let a = flow.driver.act(state.builder.observation(), &w)[0];
-    trained.action.apply(rate, f64::from(a))
+    let a = flow.driver.act(obs, &w)[0];
+    flow.driver.scenario().action.apply(rate, f64::from(a))
 }
 
 /// Jain's fairness index `(sum x)^2 / (n sum x^2)` (1 for no or all-zero rates).

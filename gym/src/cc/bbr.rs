@@ -53,6 +53,9 @@ pub struct Bbr {
     probe_rtt_done_s: Option<f64>,
     prior_cwnd: f64,
     cwnd: f64,
+    /// Pacing rate (packets/s); 0 before the first RTT sample.
+    #[serde(default)]
+    pacing_pps: f64,
 }
 
 impl Default for Bbr {
@@ -73,6 +76,7 @@ impl Default for Bbr {
             probe_rtt_done_s: None,
             prior_cwnd: INITIAL_CWND,
             cwnd: INITIAL_CWND,
+            pacing_pps: 0.0,
         }
     }
 }
@@ -125,12 +129,26 @@ impl Bbr {
 
     /// Pacing rate (packets/s).
     pub fn pacing_pps(&self) -> f64 {
-        if self.btl_bw_pps > 0.0 {
-            self.pacing_gain() * self.btl_bw_pps
-        } else if self.rt_prop_s.is_finite() {
-            HIGH_GAIN * INITIAL_CWND / self.rt_prop_s
+        if self.pacing_pps > 0.0 {
+            self.pacing_pps
         } else {
             INITIAL_PACING_PPS
+        }
+    }
+
+    /// `gain x BtlBw`, never lowered before the pipe is full (BBR's startup rule), starting
+    /// from `high_gain x initial cwnd / RTT` at the first RTT sample.
+    fn update_pacing(&mut self) {
+        if self.pacing_pps == 0.0 && self.rt_prop_s.is_finite() {
+            self.pacing_pps = HIGH_GAIN * INITIAL_CWND / self.rt_prop_s;
+        }
+        if self.btl_bw_pps > 0.0 {
+            let rate = self.pacing_gain() * self.btl_bw_pps;
+            self.pacing_pps = if self.filled_pipe {
+                rate
+            } else {
+                self.pacing_pps.max(rate)
+            };
         }
     }
 
@@ -143,7 +161,8 @@ impl Bbr {
             self.round += 1;
         }
         self.update_btl_bw(ack);
-        let rt_prop_expired = now > self.rt_prop_stamp_s + RTPROP_WINDOW_S;
+        let rt_prop_expired =
+            self.rt_prop_s.is_finite() && now > self.rt_prop_stamp_s + RTPROP_WINDOW_S;
         if ack.rtt_s <= self.rt_prop_s || rt_prop_expired {
             self.rt_prop_s = ack.rtt_s;
             self.rt_prop_stamp_s = now;
@@ -153,6 +172,7 @@ impl Bbr {
         }
         self.update_mode(ack, round_start, rt_prop_expired);
         self.update_cwnd(ack);
+        self.update_pacing();
     }
 
     fn update_btl_bw(&mut self, ack: &Ack) {
@@ -262,6 +282,23 @@ impl Bbr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flow_starting_late_does_not_begin_in_probe_rtt() {
+        let mut b = Bbr::default();
+        b.on_ack(&Ack {
+            now_s: 12.1,
+            rtt_s: 0.1,
+            sent_s: 12.0,
+            delivered: 1,
+            delivered_at_send: 0,
+            delivered_time_at_send_s: 12.0,
+            inflight: 9,
+        });
+        assert_eq!(b.mode(), Mode::Startup);
+        // Pacing starts at high_gain x initial window / RTT and does not fall in Startup.
+        assert!(b.pacing_pps() >= HIGH_GAIN * INITIAL_CWND / 0.1 - 1e-9);
+    }
 
     #[test]
     fn model_and_state_machine_on_a_steady_path() {

@@ -149,6 +149,15 @@ pub enum ClassicCc {
 }
 
 impl ClassicCc {
+    /// A fresh controller of `kind` whose random choices (Vivace's probing order) come from
+    /// `seed`.
+    pub fn seeded(kind: ClassicKind, seed: u64) -> Self {
+        match kind {
+            ClassicKind::Vivace => ClassicCc::Vivace(Vivace::with_seed(seed)),
+            other => Self::new(other),
+        }
+    }
+
     /// A fresh controller of `kind` (a new connection).
     pub fn new(kind: ClassicKind) -> Self {
         match kind {

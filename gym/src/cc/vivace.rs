@@ -120,6 +120,19 @@ impl Default for Vivace {
 }
 
 impl Vivace {
+    /// A fresh sender whose probing order is drawn from `seed` (flows of one run should differ).
+    pub fn with_seed(seed: u64) -> Self {
+        // SplitMix64 finalizer: distinct, nonzero xorshift states for nearby seeds.
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        Self {
+            rng: z | 1,
+            ..Self::default()
+        }
+    }
+
     /// Rate-based: no window limit.
     pub fn cwnd(&self) -> f64 {
         f64::INFINITY
@@ -196,7 +209,8 @@ impl Vivace {
         self.pending.push_back(Mi {
             rate_pps: self.sending_pps,
             start_s: now,
-            end_s: now + rtt.max(1e-3),
+            // Long enough for a few packets at low rates.
+            end_s: now + rtt.max(5.0 / self.sending_pps).max(1e-3),
             acked: 0,
             lost: 0,
             rtts: Vec::new(),
@@ -206,6 +220,11 @@ impl Vivace {
     fn score(&mut self, mi: &Mi) {
         let resolved = (mi.acked + mi.lost) as f64;
         if resolved == 0.0 {
+            // Nothing came back (e.g. an MI of an off period): a probing round that lost one of
+            // its MIs starts over, or it would wait for it forever.
+            if self.phase == Phase::Probing {
+                self.begin_probing();
+            }
             return;
         }
         let u = utility(mi.rate_pps, slope(&mi.rtts), mi.lost as f64 / resolved);
@@ -346,6 +365,28 @@ mod tests {
         assert!((u - expect).abs() < 1e-12, "{u}");
         assert!((slope(&[(0.0, 1.0), (1.0, 3.0), (2.0, 5.0)]) - 2.0).abs() < 1e-12);
         assert_eq!(slope(&[(1.0, 1.0)]), 0.0);
+    }
+
+    #[test]
+    fn a_probing_round_that_loses_an_mi_starts_over() {
+        let mut v = Vivace {
+            rate_pps: 100.0,
+            ..Vivace::default()
+        };
+        v.begin_probing();
+        let first = v.plan.front().copied().unwrap();
+        v.plan.clear();
+        let empty = Mi {
+            rate_pps: first,
+            start_s: 0.0,
+            end_s: 0.1,
+            acked: 0,
+            lost: 0,
+            rtts: Vec::new(),
+        };
+        v.score(&empty);
+        assert_eq!(v.plan.len(), 4, "a new round of two pairs is planned");
+        assert_eq!(v.phase, Phase::Probing);
     }
 
     #[test]

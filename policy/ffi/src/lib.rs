@@ -1,9 +1,16 @@
 //! C ABI of the `mocc-policy` runtime (see `include/mocc_policy.h`): load an exported policy
 //! and turn monitor-interval statistics into pacing rates from C, C++ or any language with a C
-//! FFI. Every entry point checks its pointers; errors come back as messages, never panics.
+//! FFI. Every entry point checks its pointers and catches panics; errors come back as
+//! messages or sentinel values (NULL, NaN, -1), never as unwinding into C.
 
 use mocc_policy::{Controller, MonitorInterval, Policy, RttSummary};
 use std::ffi::{c_char, c_double, c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `f`, turning a panic into `fallback` (unwinding into C is undefined behaviour).
+fn guarded<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
+}
 
 /// The C view of [`MonitorInterval`].
 #[repr(C)]
@@ -61,7 +68,10 @@ unsafe fn write_error(msg: &str, err: *mut c_char, err_len: usize) {
     if err.is_null() || err_len == 0 {
         return;
     }
-    let n = msg.len().min(err_len - 1);
+    let mut n = msg.len().min(err_len - 1);
+    while !msg.is_char_boundary(n) {
+        n -= 1;
+    }
     // SAFETY: the caller guarantees `err` points to `err_len` writable bytes.
     unsafe {
         std::ptr::copy_nonoverlapping(msg.as_ptr().cast::<c_char>(), err, n);
@@ -84,6 +94,18 @@ unsafe fn read_objective(objective: *const c_double) -> Option<[f64; 3]> {
 /// null) `err_len` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mocc_controller_new(
+    policy_dir: *const c_char,
+    objective: *const c_double,
+    err: *mut c_char,
+    err_len: usize,
+) -> *mut MoccController {
+    guarded(std::ptr::null_mut(), || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { new_controller(policy_dir, objective, err, err_len) }
+    })
+}
+
+unsafe fn new_controller(
     policy_dir: *const c_char,
     objective: *const c_double,
     err: *mut c_char,
@@ -126,10 +148,10 @@ pub unsafe extern "C" fn mocc_controller_reset(
     start_rate_pps: f64,
 ) -> f64 {
     // SAFETY: caller guarantee.
-    match unsafe { cc.as_mut() } {
-        Some(c) => c.0.reset(start_rate_pps),
-        None => f64::NAN,
-    }
+    let Some(c) = (unsafe { cc.as_mut() }) else {
+        return f64::NAN;
+    };
+    guarded(f64::NAN, || c.0.reset(start_rate_pps))
 }
 
 /// See `mocc_policy.h`.
@@ -143,7 +165,9 @@ pub unsafe extern "C" fn mocc_controller_on_monitor_interval(
 ) -> f64 {
     // SAFETY: caller guarantee.
     match unsafe { (cc.as_mut(), mi.as_ref()) } {
-        (Some(c), Some(m)) => c.0.on_monitor_interval(&MonitorInterval::from(m)),
+        (Some(c), Some(m)) => guarded(f64::NAN, || {
+            c.0.on_monitor_interval(&MonitorInterval::from(m))
+        }),
         _ => f64::NAN,
     }
 }
@@ -161,10 +185,10 @@ pub unsafe extern "C" fn mocc_controller_set_objective(
     let (Some(c), Some(w)) = (unsafe { cc.as_mut() }, unsafe { read_objective(objective) }) else {
         return -1;
     };
-    match c.0.set_objective(w) {
+    guarded(-1, || match c.0.set_objective(w) {
         Ok(()) => 0,
         Err(_) => -1,
-    }
+    })
 }
 
 /// See `mocc_policy.h`.
