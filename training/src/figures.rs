@@ -181,13 +181,7 @@ pub fn sweep_figure(
     for (k, &param) in params.iter().enumerate() {
         for (j, (name, metric)) in metrics.iter().enumerate() {
             let lines = sweep_lines(rows, &points, param, objective_policies, *metric);
-            let series: Vec<Series<'_>> = lines
-                .iter()
-                .map(|(label, pts)| Series {
-                    label: label.clone(),
-                    points: pts,
-                })
-                .collect();
+            let series = as_series(&lines);
             let title = format!("{name} vs {}", param.label());
             multi_line(
                 &areas[2 * k + j],
@@ -363,21 +357,16 @@ pub fn fairness_outputs(
             lines.push((format!("{} x{n}", p.name()), cdf(jain)));
         }
     }
-    let csv = dir.join("fairness.csv");
-    std::fs::write(&csv, text).map_err(io_err(&csv))?;
-    let series: Vec<Series<'_>> = lines
-        .iter()
-        .map(|(l, pts)| Series {
-            label: l.clone(),
-            points: pts,
-        })
-        .collect();
-    single_chart(
-        &dir.join("fairness.png"),
-        "Fairness: CDF of Jain's index per second (staggered flows of one scheme)",
-        "Jain's fairness index",
-        "fraction of seconds",
-        &series,
+    csv_and_chart(
+        dir,
+        "fairness",
+        text,
+        [
+            "Fairness: CDF of Jain's index per second (staggered flows of one scheme)",
+            "Jain's fairness index",
+            "fraction of seconds",
+        ],
+        &lines,
     )?;
     Ok(())
 }
@@ -416,21 +405,16 @@ pub fn friendliness_outputs(
             .collect();
         lines.push((p.name().to_string(), per_second));
     }
-    let csv = dir.join("friendliness.csv");
-    std::fs::write(&csv, text).map_err(io_err(&csv))?;
-    let series: Vec<Series<'_>> = lines
-        .iter()
-        .map(|(l, pts)| Series {
-            label: l.clone(),
-            points: pts,
-        })
-        .collect();
-    single_chart(
-        &dir.join("friendliness.png"),
-        "Friendliness: delivery rate of the scheme / of a competing Cubic flow",
-        "time (s)",
-        "rate ratio (scheme / Cubic)",
-        &series,
+    csv_and_chart(
+        dir,
+        "friendliness",
+        text,
+        [
+            "Friendliness: delivery rate of the scheme / of a competing Cubic flow",
+            "time (s)",
+            "rate ratio (scheme / Cubic)",
+        ],
+        &lines,
     )?;
     Ok(())
 }
@@ -489,13 +473,7 @@ pub fn timeseries_outputs(
         ("mean RTT", "ms"),
     ];
     for ((area, lines), (title, unit)) in areas.iter().zip(&panels).zip(titles) {
-        let series: Vec<Series<'_>> = lines
-            .iter()
-            .map(|(l, pts)| Series {
-                label: l.clone(),
-                points: pts,
-            })
-            .collect();
+        let series = as_series(lines);
         multi_line(
             area,
             &format!("{stem}: {title}"),
@@ -508,6 +486,37 @@ pub fn timeseries_outputs(
     }
     root.present().map_err(|e| d(e.to_string()))?;
     Ok(())
+}
+
+/// Borrows labelled lines as chart series.
+fn as_series(lines: &[Line]) -> Vec<Series<'_>> {
+    lines
+        .iter()
+        .map(|(l, pts)| Series {
+            label: l.clone(),
+            points: pts,
+        })
+        .collect()
+}
+
+/// Writes `name.csv` and draws `name.png` (one chart of `lines`) into `dir`.
+fn csv_and_chart(
+    dir: &Path,
+    name: &str,
+    csv: String,
+    labels: [&str; 3],
+    lines: &[Line],
+) -> Result<(), PlotError> {
+    let path = dir.join(format!("{name}.csv"));
+    std::fs::write(&path, csv).map_err(io_err(&path))?;
+    let [title, x, y] = labels;
+    single_chart(
+        &dir.join(format!("{name}.png")),
+        title,
+        x,
+        y,
+        &as_series(lines),
+    )
 }
 
 fn single_chart(
