@@ -51,14 +51,16 @@ struct InFlight {
     arrival_s: f64,
     rtt_s: f64,
     lost: bool,
-    // Fields added for classic controllers default when older snapshots lack them.
-    #[serde(default)]
+}
+
+/// What a classic controller needs to know about a packet in flight, kept beside `InFlight`
+/// (same order) only for classic senders, so the learned senders' hot path stays lean.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct PacketMeta {
     sent_s: f64,
     /// Packets delivered when this one was sent, and the time of the last of them (for
     /// delivery-rate samples).
-    #[serde(default)]
     delivered_at_send: u64,
-    #[serde(default)]
     delivered_time_at_send_s: f64,
 }
 
@@ -105,7 +107,10 @@ pub struct Sender {
     mi_end_s: f64,
     /// A classic controller setting window and pacing (none: paced at `rate_pps`).
     #[serde(default)]
-    cc: Option<ClassicCc>,
+    cc: Option<Box<ClassicCc>>,
+    /// `PacketMeta` of each packet in `inflight`, in the same order (classic senders only).
+    #[serde(default)]
+    meta: VecDeque<PacketMeta>,
     /// Packets delivered so far and the time of the last delivery.
     #[serde(default)]
     delivered: u64,
@@ -137,6 +142,7 @@ impl Sender {
             totals: SenderTotals::default(),
             mi_end_s: f64::INFINITY,
             cc: None,
+            meta: VecDeque::new(),
             delivered: 0,
             delivered_time_s: start_s,
             window_blocked: false,
@@ -160,6 +166,7 @@ impl Sender {
         self.totals = SenderTotals::default();
         self.mi_end_s = f64::INFINITY;
         self.cc = None;
+        self.meta.clear();
         self.delivered = 0;
         self.delivered_time_s = start_s;
         self.window_blocked = false;
@@ -171,12 +178,12 @@ impl Sender {
     pub fn set_classic(&mut self, cc: ClassicCc) {
         self.rate_pps = cc.pacing_pps();
         self.next_send_s = self.start_s;
-        self.cc = Some(cc);
+        self.cc = Some(Box::new(cc));
     }
 
     /// The classic controller, if one drives this sender.
     pub fn classic(&self) -> Option<&ClassicCc> {
-        self.cc.as_ref()
+        self.cc.as_deref()
     }
 
     /// Current pacing rate (packets/s).
@@ -219,13 +226,21 @@ impl Sender {
         mi
     }
 
-    fn push_inflight(&mut self, p: InFlight) {
+    fn push_inflight(&mut self, p: InFlight, meta: Option<PacketMeta>) {
         match self.inflight.back() {
             Some(last) if !last.precedes_or_ties(&p) => {
                 let at = self.inflight.partition_point(|q| q.precedes_or_ties(&p));
                 self.inflight.insert(at, p);
+                if let Some(m) = meta {
+                    self.meta.insert(at, m);
+                }
             }
-            _ => self.inflight.push_back(p),
+            _ => {
+                self.inflight.push_back(p);
+                if let Some(m) = meta {
+                    self.meta.push_back(m);
+                }
+            }
         }
     }
 
@@ -266,12 +281,14 @@ impl Sender {
             self.mi.rtt_samples.push(p.rtt_s);
         }
         if self.cc.is_some() {
-            self.classic_feedback(now, &p);
+            if let Some(m) = self.meta.pop_front() {
+                self.classic_feedback(now, &p, &m);
+            }
         }
     }
 
     /// Tells the classic controller about an ack or a loss, then reopens a full window.
-    fn classic_feedback(&mut self, now: f64, p: &InFlight) {
+    fn classic_feedback(&mut self, now: f64, p: &InFlight, m: &PacketMeta) {
         let inflight = self.inflight.len();
         let Some(cc) = self.cc.as_mut() else {
             return;
@@ -279,7 +296,7 @@ impl Sender {
         if p.lost {
             cc.on_loss(&Loss {
                 now_s: now,
-                sent_s: p.sent_s,
+                sent_s: m.sent_s,
                 inflight,
             });
         } else {
@@ -288,10 +305,10 @@ impl Sender {
             cc.on_ack(&Ack {
                 now_s: now,
                 rtt_s: p.rtt_s,
-                sent_s: p.sent_s,
+                sent_s: m.sent_s,
                 delivered: self.delivered,
-                delivered_at_send: p.delivered_at_send,
-                delivered_time_at_send_s: p.delivered_time_at_send_s,
+                delivered_at_send: m.delivered_at_send,
+                delivered_time_at_send_s: m.delivered_time_at_send_s,
                 inflight,
             });
         }
@@ -437,21 +454,24 @@ impl Network {
         sender.totals.sent += 1;
         sender.next_send_s = t + 1.0 / sender.rate_pps;
         sender.last_send_s = t;
-        let (delivered_at_send, delivered_time_at_send_s) =
-            (sender.delivered, sender.delivered_time_s);
+        let meta = sender.cc.is_some().then_some(PacketMeta {
+            sent_s: t,
+            delivered_at_send: sender.delivered,
+            delivered_time_at_send_s: sender.delivered_time_s,
+        });
         let adm = self.link.enter(t, rng);
         let at_receiver = t + adm.latency_s;
         let back = self.link.return_latency(at_receiver, rng);
         let sender = &mut self.senders[i];
         sender.push_at_receiver(at_receiver);
-        sender.push_inflight(InFlight {
-            arrival_s: at_receiver + back,
-            rtt_s: adm.latency_s + back,
-            lost: adm.dropped,
-            sent_s: t,
-            delivered_at_send,
-            delivered_time_at_send_s,
-        });
+        sender.push_inflight(
+            InFlight {
+                arrival_s: at_receiver + back,
+                rtt_s: adm.latency_s + back,
+                lost: adm.dropped,
+            },
+            meta,
+        );
         self.counters.packets += 1;
     }
 
@@ -527,12 +547,6 @@ mod tests {
                 "last_send_s",
             ] {
                 assert!(s.remove(k).is_some(), "{k}");
-            }
-            for p in s["inflight"].as_array_mut().unwrap() {
-                let p = p.as_object_mut().unwrap();
-                for k in ["sent_s", "delivered_at_send", "delivered_time_at_send_s"] {
-                    assert!(p.remove(k).is_some(), "{k}");
-                }
             }
         }
         let mut old: Network = serde_json::from_value(v).expect("old snapshot loads");
