@@ -534,20 +534,7 @@ impl Default for ScenarioConfig {
 
 /// Checks an objective vector: three positive finite weights summing to 1 within 1e-6.
 pub fn validate_objective(field: &str, w: &[f64; 3]) -> Result<(), ScenarioError> {
-    if w.iter().any(|x| !x.is_finite() || *x <= 0.0) {
-        return Err(ScenarioError::invalid(
-            field,
-            format!("weights must be positive (got {w:?})"),
-        ));
-    }
-    let sum: f64 = w.iter().sum();
-    if (sum - 1.0).abs() > 1e-6 {
-        return Err(ScenarioError::invalid(
-            field,
-            format!("weights must sum to 1 (got {w:?}, sum {sum})"),
-        ));
-    }
-    Ok(())
+    mocc_policy::export::validate_objective(w).map_err(|m| ScenarioError::invalid(field, m))
 }
 
 fn positive(field: &str, v: f64) -> Result<(), ScenarioError> {

@@ -35,7 +35,7 @@ pub struct SimulateArgs {
     policy: Option<PathBuf>,
     /// Objective (throughput, latency, loss weights) given to --policy, e.g. 0.6,0.3,0.1
     /// (default: the policy's training default).
-    #[arg(long, requires = "policy", value_parser = parse_objective)]
+    #[arg(long, requires = "policy", value_parser = mocc_training::adapt::parse_objective)]
     objective: Option<[f64; 3]>,
     /// Number of MIs to record (after the reset's warm-up MIs).
     #[arg(long, default_value_t = 400)]
@@ -109,16 +109,6 @@ fn write_file(
     write(&mut out)
         .and_then(|()| out.flush())
         .with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Parses `a,b,c` into objective weights (validated where used).
-pub fn parse_objective(s: &str) -> Result<[f64; 3], String> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    let [a, b, c] = parts.as_slice() else {
-        return Err(format!("expected three comma-separated weights, got {s:?}"));
-    };
-    let num = |x: &str| x.parse::<f64>().map_err(|_| format!("not a number: {x:?}"));
-    Ok([num(a)?, num(b)?, num(c)?])
 }
 
 fn fixed_action(rate: Option<f64>, action: Option<f64>) -> anyhow::Result<Action> {
