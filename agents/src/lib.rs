@@ -1,7 +1,7 @@
 //! mocc-agents: the libtorch side of mocc.
 //!
 //! Device selection and libtorch's thread settings, the Gaussian actor-critic (Aurora and MOCC
-//! presets, preference sub-network), running observation normalization, Adam with checkpointable
+//! presets, preference sub-network), running observation and reward normalization, Adam with checkpointable
 //! state, and PPO (GAE, clipped loss, minibatch update). The simulator (`mocc-gym`) and the
 //! deployable runtime (`mocc-policy`) never depend on this crate.
 
@@ -10,6 +10,7 @@ pub mod device;
 pub mod model;
 pub mod obs_norm;
 pub mod ppo;
+pub mod reward_norm;
 
 pub use adam::Adam;
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
@@ -22,3 +23,4 @@ pub use ppo::{
     compute_gae, grouped_ppo_loss, ppo_loss, update, Batch, LossStats, Minibatch, PpoConfig,
     Schedule, UpdateError,
 };
+pub use reward_norm::RewardScaler;

@@ -83,6 +83,15 @@ pub struct PpoConfig {
     /// Adam epsilon.
     #[serde(default = "d_eps")]
     pub adam_eps: f64,
+    /// Scale rewards by the running std of the discounted return (Gymnasium's
+    /// `NormalizeReward`, which CleanRL wraps its envs in); logged returns stay raw. Off by
+    /// default: on Aurora's and MOCC's environments it trains a better critic but a policy
+    /// that settles at low rates (README, Training).
+    #[serde(default)]
+    pub normalize_reward: bool,
+    /// Scaled rewards are clipped to +-this (CleanRL: 10).
+    #[serde(default = "d_clip_reward")]
+    pub clip_reward: f64,
 }
 
 fn d_lr() -> f64 {
@@ -121,6 +130,9 @@ fn d_grad() -> f64 {
 fn d_eps() -> f64 {
     1e-5
 }
+fn d_clip_reward() -> f64 {
+    10.0
+}
 
 impl Default for PpoConfig {
     fn default() -> Self {
@@ -140,6 +152,8 @@ impl Default for PpoConfig {
             max_grad_norm: d_grad(),
             target_kl: None,
             adam_eps: d_eps(),
+            normalize_reward: false,
+            clip_reward: d_clip_reward(),
         }
     }
 }
@@ -158,6 +172,7 @@ impl PpoConfig {
         pos("clip_coef", self.clip_coef)?;
         pos("max_grad_norm", self.max_grad_norm)?;
         pos("adam_eps", self.adam_eps)?;
+        pos("clip_reward", self.clip_reward)?;
         for (name, v) in [("gamma", self.gamma), ("gae_lambda", self.gae_lambda)] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(format!("ppo.{name}: must lie in [0, 1] (got {v})"));

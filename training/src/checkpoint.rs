@@ -5,7 +5,7 @@
 
 use crate::config::TrainConfig;
 use crate::schedule::MoccSchedule;
-use mocc_agents::RunningMeanStd;
+use mocc_agents::{RewardScaler, RunningMeanStd};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -73,6 +73,10 @@ pub struct CheckpointState {
     pub adam_step: u64,
     /// Observation normalization statistics.
     pub obs_norm: RunningMeanStd,
+    /// Reward scaling statistics (absent when `ppo.normalize_reward` is off, and in older
+    /// checkpoints).
+    #[serde(default)]
+    pub reward_norm: Option<RewardScaler>,
     /// The trainer's RNG (action noise, minibatch order).
     pub rng: ChaCha8Rng,
     /// Mean episodic return of the recent episodes at save time, if any finished.

@@ -8,7 +8,7 @@ use crate::recorder::{CsvRecorder, Recorders, TensorBoardRecorder};
 use crate::schedule::{MoccSchedule, Phase};
 use mocc_agents::{
     compute_gae, init_torch_threads, load_weights, resolve_device, ActorCritic, Adam, Batch,
-    DeviceError, LossStats, RunningMeanStd, UpdateError,
+    DeviceError, LossStats, RewardScaler, RunningMeanStd, UpdateError,
 };
 use mocc_gym::{EnvSnapshot, Scenario, StepInfo, VecEnv, VecEnvError};
 use rand::{Rng, SeedableRng};
@@ -172,6 +172,8 @@ pub struct Trainer {
     model: ActorCritic,
     opt: Adam,
     obs_norm: RunningMeanStd,
+    /// Present when `ppo.normalize_reward` is on.
+    reward_norm: Option<RewardScaler>,
     device: Device,
     rng: ChaCha8Rng,
     counters: Counters,
@@ -224,6 +226,10 @@ impl Trainer {
         })?;
         let mut trainer = Self {
             obs_norm: RunningMeanStd::new(obs_dim),
+            reward_norm: cfg
+                .ppo
+                .normalize_reward
+                .then(|| RewardScaler::new(cfg.envs)),
             rng: rng_for(cfg.seed),
             episode_return: vec![0.0; cfg.envs],
             episode_len: vec![0; cfg.envs],
@@ -275,6 +281,7 @@ impl Trainer {
         t.load_tensors(&tensors, state.adam_step)?;
         t.check_obs_dim(&ckpt, &state.obs_norm)?;
         t.obs_norm = state.obs_norm;
+        t.restore_reward_norm(&ckpt, state.reward_norm)?;
         t.rng = state.rng;
         t.counters = state.counters;
         let envs: EnvsState = serde_json::from_value(state.envs)
@@ -495,7 +502,34 @@ impl Trainer {
         load_weights(&self.vs, &tensors)
             .map_err(|e| TrainError::Incompatible(format!("{}: {e}", ckpt.display())))?;
         self.obs_norm = state.obs_norm;
+        // The critic learned values in the pretrained run's reward scale: keep that scale.
+        if let (Some(mine), Some(saved)) = (&mut self.reward_norm, &state.reward_norm) {
+            *mine = saved.with_envs(self.config.envs);
+        }
         Ok(())
+    }
+
+    /// Puts a resumed run's reward statistics back; a run that scales rewards needs them.
+    fn restore_reward_norm(
+        &mut self,
+        ckpt: &Path,
+        saved: Option<RewardScaler>,
+    ) -> Result<(), TrainError> {
+        match (&mut self.reward_norm, saved) {
+            (None, _) => Ok(()),
+            (Some(mine), Some(saved)) if saved.returns.len() == self.config.envs => {
+                *mine = saved;
+                Ok(())
+            }
+            (Some(_), saved) => Err(TrainError::Incompatible(format!(
+                "{}: ppo.normalize_reward is on but the checkpoint holds {}",
+                ckpt.display(),
+                match saved {
+                    Some(s) => format!("reward statistics for {} envs", s.returns.len()),
+                    None => "no reward statistics".into(),
+                }
+            ))),
+        }
     }
 
     /// Feeds the rollout's mean per-step reward of each env (with its objective) to the schedule
@@ -623,10 +657,12 @@ impl Trainer {
             let tic = Instant::now();
             let bootstrap = self.truncation_values(&terminated, &truncated, &final_obs);
             self.timing.inference_seconds += tic.elapsed().as_secs_f64();
+            let done: Vec<bool> = (0..n).map(|e| terminated[e] || truncated[e]).collect();
+            let scaled = self.scaled_rewards(&rewards, &done);
             for e in 0..n {
                 let i = t * n + e;
-                let done = terminated[e] || truncated[e];
-                self.buf.rewards[i] = rewards[e] + gamma * bootstrap[e];
+                let done = done[e];
+                self.buf.rewards[i] = scaled[e] + gamma * bootstrap[e];
                 self.buf.ended[i] = if done { 1.0 } else { 0.0 };
                 self.episode_return[e] += f64::from(rewards[e]);
                 self.rollout_reward[e] += f64::from(rewards[e]);
@@ -644,6 +680,18 @@ impl Trainer {
             self.counters.env_steps += n as u64;
         }
         net
+    }
+
+    /// The rewards the learner sees: scaled by the return statistics when
+    /// `ppo.normalize_reward` is on, raw otherwise.
+    fn scaled_rewards(&mut self, rewards: &[f32], done: &[bool]) -> Vec<f32> {
+        let Some(scaler) = &mut self.reward_norm else {
+            return rewards.to_vec();
+        };
+        let mut out = vec![0.0f32; rewards.len()];
+        let ppo = &self.config.ppo;
+        scaler.scale(rewards, done, ppo.gamma, ppo.clip_reward, &mut out);
+        out
     }
 
     /// `V(final observation)` for envs cut by the time limit and not terminated (0 elsewhere):
@@ -744,6 +792,9 @@ impl Trainer {
         if let Some(r) = self.mean_recent_return() {
             scalars.push(("charts/episodic_return", r));
         }
+        if let Some(scaler) = &self.reward_norm {
+            scalars.push(("charts/reward_scale", scaler.factor()));
+        }
         if net.n > 0.0 {
             scalars.push(("network/utilization", net.utilization / net.n));
             if net.rtt_n > 0.0 {
@@ -777,6 +828,7 @@ impl Trainer {
             counters: self.counters,
             adam_step: self.opt.step_count(),
             obs_norm: self.obs_norm.clone(),
+            reward_norm: self.reward_norm.clone(),
             rng: self.rng.clone(),
             recent_return: self.mean_recent_return(),
             envs: serde_json::to_value(&envs)

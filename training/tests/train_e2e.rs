@@ -39,16 +39,16 @@ fn same_seed_same_weights_and_different_seed_differs() {
     assert_ne!(a, c);
 }
 
-#[test]
-fn resume_ends_with_the_weights_of_an_uninterrupted_run() {
-    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
-    let full_dir = temp_dir("full");
-    let mut full = Trainer::new(&tiny(&[]), &full_dir).unwrap();
+/// Trains tiny.yaml (with `overrides`) in one go and as 1 update + resume; both must end with
+/// the same weights.
+fn assert_resume_is_exact(overrides: &[&str], name: &str) {
+    let full_dir = temp_dir(&format!("{name}-full"));
+    let mut full = Trainer::new(&tiny(overrides), &full_dir).unwrap();
     full.run(None, |_| {}).unwrap();
     let expected = weights(&full);
 
-    let split_dir = temp_dir("split");
-    let mut first = Trainer::new(&tiny(&[]), &split_dir).unwrap();
+    let split_dir = temp_dir(&format!("{name}-split"));
+    let mut first = Trainer::new(&tiny(overrides), &split_dir).unwrap();
     first.run(Some(1), |_| {}).unwrap();
     assert_eq!(first.counters().updates, 1);
     drop(first);
@@ -62,6 +62,32 @@ fn resume_ends_with_the_weights_of_an_uninterrupted_run() {
     assert_eq!(state.counters.updates, 3);
     assert!(tensors.contains_key("pi.mean.weight"));
     assert!(tensors.contains_key("adam.m.pi.mean.weight"));
+}
+
+#[test]
+fn resume_ends_with_the_weights_of_an_uninterrupted_run() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    assert_resume_is_exact(&[], "plain");
+}
+
+#[test]
+fn resume_with_reward_scaling_is_exact_and_scaling_changes_training() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    assert_resume_is_exact(&["ppo.normalize_reward=true"], "scaled");
+    // The statistics are saved, and they are what the learner saw.
+    let dir = temp_dir("scaled-state");
+    let mut t = Trainer::new(&tiny(&["ppo.normalize_reward=true"]), &dir).unwrap();
+    let s = t.run(None, |_| {}).unwrap();
+    let scaled = weights(&t);
+    let (state, _) = checkpoint::load(&s.final_checkpoint).unwrap();
+    let stats = state
+        .reward_norm
+        .expect("reward statistics in the checkpoint");
+    assert_eq!(stats.returns.len(), state.config.envs);
+    assert!(stats.return_stats.count > 700.0, "{:?}", stats.return_stats);
+    let mut plain = Trainer::new(&tiny(&[]), &temp_dir("scaled-plain")).unwrap();
+    plain.run(None, |_| {}).unwrap();
+    assert_ne!(weights(&plain), scaled);
 }
 
 #[test]
