@@ -26,7 +26,44 @@ pub struct Copa {
     srtt: Srtt,
     /// (time, rtt) samples of the last 10 s, oldest first.
     samples: VecDeque<(f64, f64)>,
+    /// The same window's minimum, kept incrementally (rebuilt from `samples` when a snapshot
+    /// written before it existed is restored).
+    #[serde(default)]
+    min_filter: MinFilter,
     standing_rtt_s: f64,
+}
+
+/// Minimum over a sliding time window in O(1) amortized per sample: (time, rtt) pairs whose
+/// rtts strictly increase from front to back, so the front holds the minimum. A sample is
+/// dropped once a later one is at least as small, since it can never be the minimum again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MinFilter(VecDeque<(f64, f64)>);
+
+impl MinFilter {
+    /// Adds a sample taken at `t_s`.
+    pub fn push(&mut self, t_s: f64, rtt_s: f64) {
+        while self.0.back().is_some_and(|&(_, r)| r >= rtt_s) {
+            self.0.pop_back();
+        }
+        self.0.push_back((t_s, rtt_s));
+    }
+
+    /// Forgets the samples taken before `t_s`.
+    pub fn expire_before(&mut self, t_s: f64) {
+        while self.0.front().is_some_and(|&(t, _)| t < t_s) {
+            self.0.pop_front();
+        }
+    }
+
+    /// The minimum of the window (infinite when empty).
+    pub fn min(&self) -> f64 {
+        self.0.front().map_or(f64::INFINITY, |s| s.1)
+    }
+
+    /// No samples held.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl Default for Copa {
@@ -41,6 +78,7 @@ impl Default for Copa {
             slow_start: true,
             srtt: Srtt::default(),
             samples: VecDeque::new(),
+            min_filter: MinFilter::default(),
             standing_rtt_s: f64::INFINITY,
         }
     }
@@ -74,20 +112,20 @@ impl Copa {
     pub fn on_ack(&mut self, ack: &Ack) {
         self.srtt.update(ack.rtt_s);
         let now = ack.now_s;
+        if self.min_filter.is_empty() {
+            for &(t, rtt) in &self.samples {
+                self.min_filter.push(t, rtt);
+            }
+        }
         self.samples.push_back((now, ack.rtt_s));
-        while self
-            .samples
-            .front()
-            .is_some_and(|&(t, _)| t < now - MIN_RTT_WINDOW_S)
-        {
+        self.min_filter.push(now, ack.rtt_s);
+        let horizon = now - MIN_RTT_WINDOW_S;
+        while self.samples.front().is_some_and(|&(t, _)| t < horizon) {
             self.samples.pop_front();
         }
+        self.min_filter.expire_before(horizon);
         let srtt = self.srtt.get().unwrap_or(ack.rtt_s);
-        let min_rtt = self
-            .samples
-            .iter()
-            .map(|s| s.1)
-            .fold(f64::INFINITY, f64::min);
+        let min_rtt = self.min_filter.min();
         self.standing_rtt_s = self
             .samples
             .iter()
@@ -146,6 +184,63 @@ impl Copa {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_min_filter_matches_a_scan_of_the_window() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut filter = MinFilter::default();
+        let mut all: Vec<(f64, f64)> = Vec::new();
+        let mut t = 0.0;
+        for _ in 0..5000 {
+            t += rng.random_range(0.0..0.05);
+            // Repeated values exercise the ties.
+            let rtt = (rng.random_range(0.0..20.0f64)).floor() * 0.01 + 0.05;
+            all.push((t, rtt));
+            filter.push(t, rtt);
+            filter.expire_before(t - 2.0);
+            let scan = all
+                .iter()
+                .filter(|s| s.0 >= t - 2.0)
+                .map(|s| s.1)
+                .fold(f64::INFINITY, f64::min);
+            assert_eq!(filter.min(), scan, "at t = {t}");
+        }
+        assert!(MinFilter::default().min().is_infinite());
+    }
+
+    #[test]
+    fn a_restored_snapshot_without_the_filter_rebuilds_it() {
+        let ack = |now: f64, rtt: f64, delivered: u64| Ack {
+            now_s: now,
+            rtt_s: rtt,
+            sent_s: now - rtt,
+            delivered,
+            delivered_at_send: 0,
+            delivered_time_at_send_s: 0.0,
+            inflight: 10,
+        };
+        let mut a = Copa::default();
+        for i in 0..50 {
+            a.on_ack(&ack(
+                f64::from(i) * 0.01,
+                0.1 + 0.001 * f64::from(i % 7),
+                i as u64,
+            ));
+        }
+        let mut b = a.clone();
+        b.min_filter = MinFilter::default();
+        for i in 50..80 {
+            let k = ack(
+                f64::from(i) * 0.01,
+                0.12 - 0.0005 * f64::from(i % 5),
+                i as u64,
+            );
+            a.on_ack(&k);
+            b.on_ack(&k);
+        }
+        assert_eq!(a, b);
+    }
 
     #[test]
     fn target_rate_hand_values() {
