@@ -185,6 +185,19 @@ impl Copa {
 mod tests {
     use super::*;
 
+    /// An ack at `now` for a packet with round trip `rtt`.
+    fn ack_with(now: f64, rtt: f64, delivered: u64, inflight: usize) -> Ack {
+        Ack {
+            now_s: now,
+            rtt_s: rtt,
+            sent_s: now - rtt,
+            delivered,
+            delivered_at_send: 0,
+            delivered_time_at_send_s: 0.0,
+            inflight,
+        }
+    }
+
     #[test]
     fn the_min_filter_matches_a_scan_of_the_window() {
         use rand::{Rng, SeedableRng};
@@ -211,15 +224,7 @@ mod tests {
 
     #[test]
     fn a_restored_snapshot_without_the_filter_rebuilds_it() {
-        let ack = |now: f64, rtt: f64, delivered: u64| Ack {
-            now_s: now,
-            rtt_s: rtt,
-            sent_s: now - rtt,
-            delivered,
-            delivered_at_send: 0,
-            delivered_time_at_send_s: 0.0,
-            inflight: 10,
-        };
+        let ack = |now, rtt, delivered| ack_with(now, rtt, delivered, 10);
         let mut a = Copa::default();
         for i in 0..50 {
             a.on_ack(&ack(
@@ -256,15 +261,7 @@ mod tests {
             cwnd: 50.0,
             ..Copa::default()
         };
-        let ack = |now: f64, rtt: f64, delivered: u64| Ack {
-            now_s: now,
-            rtt_s: rtt,
-            sent_s: now - rtt,
-            delivered,
-            delivered_at_send: 0,
-            delivered_time_at_send_s: 0.0,
-            inflight: 40,
-        };
+        let ack = |now, rtt, delivered| ack_with(now, rtt, delivered, 40);
         // Base RTT 100 ms seen, then 150 ms standing: d_q = 50 ms, target 40 pkt/s, current
         // 50 / 0.15 = 333 pkt/s: the window shrinks.
         c.on_ack(&ack(0.0, 0.1, 1));
