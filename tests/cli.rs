@@ -22,6 +22,13 @@ fn stdout_json(out: &Output) -> serde_json::Value {
     serde_json::from_str(last).expect("stdout's last line is JSON")
 }
 
+/// The command failed and its error message names `needle`.
+fn assert_fails_naming(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "succeeded; stderr: {err}");
+    assert!(err.contains(needle), "{needle:?} not in: {err}");
+}
+
 fn temp_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("mocc-cli-{}-{name}", std::process::id()))
 }
@@ -124,9 +131,7 @@ fn simulate_reports_bad_input() {
         "--rate",
         "10",
     ]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("link.bandwidth_pps"), "{err}");
+    assert_fails_naming(&out, "link.bandwidth_pps");
 
     let out = mocc(&[
         "simulate",
@@ -135,8 +140,7 @@ fn simulate_reports_bad_input() {
         "--action",
         "0",
     ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.yaml"));
+    assert_fails_naming(&out, "no/such/file.yaml");
 
     let out = mocc(&[
         "simulate",
@@ -279,8 +283,7 @@ fn train_tiny_config_end_to_end() {
     assert_eq!(j2["env_steps"], 512);
     // Bad input is named.
     let out = mocc(&["train", "configs/tiny.yaml", "--set", "ppo.gamma=3"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("ppo.gamma"));
+    assert_fails_naming(&out, "ppo.gamma");
     let _ = std::fs::remove_dir_all(out_dir);
 }
 
@@ -394,8 +397,7 @@ fn mocc_sweep_writes_csv_and_figure() {
         .unwrap()
         .starts_with(b"\x89PNG"));
     let bad = mocc(&["sweep", "configs/tiny-mocc.yaml", "--omega", "7"]);
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--omega 7"));
+    assert_fails_naming(&bad, "--omega 7");
     let _ = std::fs::remove_dir_all(out);
     let _ = std::fs::remove_file(suite);
 }
@@ -488,8 +490,7 @@ fn export_then_eval_simulate_and_bench_the_export() {
         "--objective",
         "0.6,0.6,0.1",
     ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("sum to 1"));
+    assert_fails_naming(&out, "sum to 1");
     // bench policy prints its JSON line.
     let b = stdout_json(&mocc(&[
         "bench",
@@ -514,8 +515,7 @@ fn export_then_eval_simulate_and_bench_the_export() {
     bytes[last] ^= 1;
     std::fs::write(&weights, bytes).unwrap();
     let out = mocc(&["bench", "policy", "--policy", export.to_str().unwrap()]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("SHA-256"));
+    assert_fails_naming(&out, "SHA-256");
     let out = mocc(&[
         "export",
         "/nonexistent/run",
@@ -567,8 +567,7 @@ fn adapt_and_the_adaptation_experiment_end_to_end() {
         "--objective",
         "0.2,0.3,0.5",
     ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/run"));
+    assert_fails_naming(&out, "/nonexistent/run");
 
     let adapted = temp_path("adapt-out");
     let _ = std::fs::remove_dir_all(&adapted);
@@ -694,8 +693,7 @@ fn eval_compares_baselines_and_names_bad_ones() {
         "--suite",
         suite.to_str().unwrap(),
     ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("const:RATE"));
+    assert_fails_naming(&out, "const:RATE");
     let out = mocc(&[
         "eval",
         "--policy",
@@ -703,8 +701,7 @@ fn eval_compares_baselines_and_names_bad_ones() {
         "--suite",
         suite.to_str().unwrap(),
     ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("reno"));
+    assert_fails_naming(&out, "reno");
     let sim = stdout_json(&mocc(&[
         "simulate",
         "--network",
@@ -813,8 +810,7 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
         "--suite",
         suite.to_str().unwrap(),
     ]);
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("fairness.flows"));
+    assert_fails_naming(&bad, "fairness.flows");
     let _ = std::fs::remove_dir_all(dir);
 }
 
