@@ -136,6 +136,7 @@ pub fn run_flows(
                 net.set_mi_end(i, now + state.mi_dur_s);
             }
         });
+        discard_unread_mis(&mut network, &learned, end);
         for (i, s) in network.senders().iter().enumerate() {
             let acked = s.totals().acked;
             rates[i].push((acked - acked_before[i]) as f64 / window_s);
@@ -147,6 +148,16 @@ pub fn run_flows(
         rates,
         starts: flows.iter().map(|f| f.start_s).collect(),
     })
+}
+
+/// Closes the MIs of the flows that no policy reads (classic and constant-rate senders have no
+/// MI clock), so their per-MI RTT samples stay bounded by one window instead of the whole run.
+fn discard_unread_mis(network: &mut Network, learned: &[Option<LearnedState>], now: f64) {
+    for (sender, state) in network.senders_mut().iter_mut().zip(learned) {
+        if state.is_none() {
+            let _unread = sender.close_mi(now);
+        }
+    }
 }
 
 /// One learned decision at the end of an MI (warm-up MIs are not recorded, as in the gym).

@@ -39,6 +39,12 @@ pub struct TraversalConfig {
     /// (0 = the paper's schedule).
     #[serde(default)]
     pub neighbour_mix: f64,
+    /// Fraction of the envs that replay landmarks from the whole grid while the walk goes on:
+    /// they take the landmarks in turn (a stripe that moves on by their number each update),
+    /// so every landmark trains every `omega / replay envs` updates and the policy does not
+    /// drift away from the landmarks the walk left long ago (0 = the paper's schedule).
+    #[serde(default)]
+    pub landmark_replay: f64,
 }
 
 fn d_max_updates() -> u64 {
@@ -70,6 +76,7 @@ impl Default for TraversalConfig {
             updates_per_landmark: d_per_landmark(),
             threshold: d_threshold(),
             neighbour_mix: 0.0,
+            landmark_replay: 0.0,
         }
     }
 }
@@ -117,6 +124,14 @@ impl MoccConfig {
                 self.phase2.neighbour_mix
             ));
         }
+        let mixed = self.phase2.neighbour_mix + self.phase2.landmark_replay;
+        if !(0.0..1.0).contains(&self.phase2.landmark_replay) || mixed >= 1.0 {
+            return Err(format!(
+                "mocc.phase2.landmark_replay: must lie in [0, 1) and leave envs on the current \
+                 landmark together with neighbour_mix (got {} + neighbour_mix {})",
+                self.phase2.landmark_replay, self.phase2.neighbour_mix
+            ));
+        }
         for (name, t) in [
             ("phase1.threshold", self.phase1.threshold),
             ("phase2.threshold", self.phase2.threshold),
@@ -156,6 +171,10 @@ pub struct MoccSchedule {
     cycles: u64,
     landmark_reward: Vec<Option<f64>>,
     previous_cycle_reward: Vec<Option<f64>>,
+    /// Phase 2 updates so far (moves the replay stripe); absent in checkpoints written before
+    /// landmark replay existed, which never replayed.
+    #[serde(default)]
+    traversal_updates: u64,
 }
 
 impl MoccSchedule {
@@ -183,6 +202,7 @@ impl MoccSchedule {
             cycles: 0,
             landmark_reward: vec![None; n],
             previous_cycle_reward: vec![None; n],
+            traversal_updates: 0,
             landmarks: Some(landmarks),
         })
     }
@@ -250,17 +270,29 @@ impl MoccSchedule {
                 } else {
                     ((n as f64) * self.config.phase2.neighbour_mix).floor() as usize
                 };
+                let replayed = ((n as f64) * self.config.phase2.landmark_replay).floor() as usize;
+                let walkers = n - mixed - replayed;
                 (0..n)
                     .map(|i| {
-                        if i >= n - mixed {
-                            points[neighbours[(i - (n - mixed)) % neighbours.len()]]
-                        } else {
+                        if i < walkers {
                             points[current]
+                        } else if i < walkers + mixed {
+                            points[neighbours[(i - walkers) % neighbours.len()]]
+                        } else {
+                            points[self.replayed_landmark(i - walkers - mixed, replayed)]
                         }
                     })
                     .collect()
             }
         }
+    }
+
+    /// The landmark replay env `k` of `replayed` trains on in this update: consecutive updates
+    /// take consecutive blocks of the landmark list, so each landmark recurs every
+    /// `ceil(omega / replayed)` updates.
+    fn replayed_landmark(&self, k: usize, replayed: usize) -> usize {
+        let l = self.landmarks().len();
+        ((self.traversal_updates as usize % l) * replayed + k) % l
     }
 
     /// Folds in one update's mean per-step reward of the envs that trained on each objective.
@@ -274,6 +306,7 @@ impl MoccSchedule {
                 }
             }
             Phase::Traversal => {
+                self.traversal_updates += 1;
                 let current = self.current_landmark();
                 let w = self.points()[current];
                 let here: Vec<f64> = rewards
@@ -440,6 +473,31 @@ mod tests {
     }
 
     #[test]
+    fn landmark_replay_covers_every_landmark_while_the_walk_goes_on() {
+        let mut cfg = config(36);
+        cfg.phase1.max_updates = 1;
+        cfg.phase2.landmark_replay = 0.5;
+        let mut s = MoccSchedule::new(cfg).unwrap();
+        s.observe(&[([0.6, 0.3, 0.1], 0.0)]);
+        let l = Landmarks::grid(10);
+        let mut seen = vec![0usize; l.len()];
+        // 8 replay envs over 36 landmarks: 9 updates replay each landmark exactly twice.
+        for _ in 0..9 {
+            let a = s.assignments(16);
+            let current = s.points()[s.current_landmark()];
+            assert!(
+                a[..8].iter().all(|w| *w == current),
+                "walkers stay on the walk"
+            );
+            for w in &a[8..] {
+                seen[l.nearest(w)] += 1;
+            }
+            s.observe(&[(current, 0.5)]);
+        }
+        assert!(seen.iter().all(|&c| c == 2), "{seen:?}");
+    }
+
+    #[test]
     fn serde_round_trip_keeps_the_position() {
         let mut cfg = config(10);
         cfg.phase1.max_updates = 1;
@@ -464,6 +522,13 @@ mod tests {
             .contains("mocc.landmarks.omega"));
         c.landmarks = LandmarkSpec::Omega(6);
         c.phase2.neighbour_mix = 1.5;
-        assert!(MoccSchedule::new(c).unwrap_err().contains("neighbour_mix"));
+        assert!(MoccSchedule::new(c.clone())
+            .unwrap_err()
+            .contains("neighbour_mix"));
+        c.phase2.neighbour_mix = 0.5;
+        c.phase2.landmark_replay = 0.5;
+        assert!(MoccSchedule::new(c)
+            .unwrap_err()
+            .contains("mocc.phase2.landmark_replay"));
     }
 }
