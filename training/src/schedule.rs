@@ -124,8 +124,8 @@ impl MoccConfig {
                 self.phase2.neighbour_mix
             ));
         }
-        let mixed = self.phase2.neighbour_mix + self.phase2.landmark_replay;
-        if !(0.0..1.0).contains(&self.phase2.landmark_replay) || mixed >= 1.0 {
+        let off_walk = self.phase2.neighbour_mix + self.phase2.landmark_replay;
+        if !(0.0..1.0).contains(&self.phase2.landmark_replay) || off_walk >= 1.0 {
             return Err(format!(
                 "mocc.phase2.landmark_replay: must lie in [0, 1) and leave envs on the current \
                  landmark together with neighbour_mix (got {} + neighbour_mix {})",

@@ -657,12 +657,11 @@ impl Trainer {
             let tic = Instant::now();
             let bootstrap = self.truncation_values(&terminated, &truncated, &final_obs);
             self.timing.inference_seconds += tic.elapsed().as_secs_f64();
-            let done: Vec<bool> = (0..n).map(|e| terminated[e] || truncated[e]).collect();
-            let scaled = self.scaled_rewards(&rewards, &done);
+            self.write_learner_rewards(&rewards, &terminated, &truncated, t * n);
             for e in 0..n {
                 let i = t * n + e;
-                let done = done[e];
-                self.buf.rewards[i] = scaled[e] + gamma * bootstrap[e];
+                let done = terminated[e] || truncated[e];
+                self.buf.rewards[i] += gamma * bootstrap[e];
                 self.buf.ended[i] = if done { 1.0 } else { 0.0 };
                 self.episode_return[e] += f64::from(rewards[e]);
                 self.rollout_reward[e] += f64::from(rewards[e]);
@@ -682,16 +681,27 @@ impl Trainer {
         net
     }
 
-    /// The rewards the learner sees: scaled by the return statistics when
-    /// `ppo.normalize_reward` is on, raw otherwise.
-    fn scaled_rewards(&mut self, rewards: &[f32], done: &[bool]) -> Vec<f32> {
+    /// Writes the rewards the learner sees into `buf.rewards[start..start + n]`: scaled by the
+    /// return statistics when `ppo.normalize_reward` is on, raw otherwise.
+    fn write_learner_rewards(
+        &mut self,
+        rewards: &[f32],
+        terminated: &[bool],
+        truncated: &[bool],
+        start: usize,
+    ) {
+        let out = &mut self.buf.rewards[start..start + rewards.len()];
         let Some(scaler) = &mut self.reward_norm else {
-            return rewards.to_vec();
+            out.copy_from_slice(rewards);
+            return;
         };
-        let mut out = vec![0.0f32; rewards.len()];
+        let done: Vec<bool> = terminated
+            .iter()
+            .zip(truncated)
+            .map(|(a, b)| *a || *b)
+            .collect();
         let ppo = &self.config.ppo;
-        scaler.scale(rewards, done, ppo.gamma, ppo.clip_reward, &mut out);
-        out
+        scaler.scale(rewards, &done, ppo.gamma, ppo.clip_reward, out);
     }
 
     /// `V(final observation)` for envs cut by the time limit and not terminated (0 elsewhere):
