@@ -85,6 +85,7 @@ pub struct EnvSnapshot {
     rng: ChaCha8Rng,
     net: Network,
     obs: ObservationBuilder,
+    /// The agent's next MI length by the RTT rule (before the `min_packets` floor).
     mi_dur_s: f64,
     background_mi_dur_s: Vec<f64>,
     last_mis: Vec<MonitorInterval>,
@@ -264,7 +265,8 @@ impl Env {
             }
             self.background_mi_dur_s[i] = initial_mi;
             if i != self.agent {
-                self.net.set_mi_end(i, sc.start_time_s + initial_mi);
+                let first = cfg.monitor_interval.duration_s(initial_mi, rate);
+                self.net.set_mi_end(i, sc.start_time_s + first);
             }
             self.last_mis[i] = MonitorInterval::default();
         }
@@ -278,18 +280,20 @@ impl Env {
 
     /// Runs the agent's MI and closes it.
     fn run_mi(&mut self) -> MonitorInterval {
-        let end = self.net.now_s() + self.mi_dur_s;
-        let rtt_factor = self.scenario.config().monitor_interval.rtt_factor;
+        let sizing = self.scenario.config().monitor_interval;
+        let rate = self.net.senders()[self.agent].rate_pps();
+        let end = self.net.now_s() + sizing.duration_s(self.mi_dur_s, rate);
         let durations = &mut self.background_mi_dur_s;
         let last_mis = &mut self.last_mis;
         self.net.run_until(end, &mut self.rng, |net, i| {
             let now = net.now_s();
             let mi = net.senders_mut()[i].close_mi(now);
             if mi.rtt.mean_s > 0.0 {
-                durations[i] = rtt_factor * mi.rtt.mean_s;
+                durations[i] = sizing.rtt_factor * mi.rtt.mean_s;
             }
             last_mis[i] = mi;
-            net.set_mi_end(i, now + durations[i]);
+            let next = sizing.duration_s(durations[i], net.senders()[i].rate_pps());
+            net.set_mi_end(i, now + next);
         });
         let now = self.net.now_s();
         let mi = self.net.senders_mut()[self.agent].close_mi(now);

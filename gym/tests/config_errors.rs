@@ -256,6 +256,10 @@ fn observation_and_monitor_interval_domains() {
         "monitor_interval: {rtt_factor: -0.5}",
         "monitor_interval.rtt_factor",
     );
+    assert_invalid(
+        "monitor_interval: {min_packets: -1}",
+        "monitor_interval.min_packets",
+    );
     assert_invalid("episode_mis: 0", "episode_mis");
     assert_invalid("action: {min_rate_pps: 0}", "action");
     assert_err("action: {min_rate_pps: 0}", &["min_rate_pps"]);

@@ -202,6 +202,38 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// With `monitor_interval.min_packets`, every MI lasts at least that many packets at its
+    /// rate, whatever the rate and the RTT.
+    #[test]
+    fn mi_floor_holds_at_every_rate(
+        params in link_params(),
+        min_packets in 2.0f64..20.0,
+        actions in prop::collection::vec(-20.0f64..20.0, 20..120),
+        seed in any::<u64>(),
+    ) {
+        let mut cfg = ScenarioConfig::fixed_link(
+            params.bandwidth_pps,
+            params.delay_s,
+            params.queue_pkts,
+            params.loss,
+        );
+        cfg.monitor_interval.min_packets = min_packets;
+        let scenario = Arc::new(Scenario::new(cfg, None).expect("valid scenario"));
+        let mut env = Env::new(scenario, seed, 0);
+        for (k, a) in actions.into_iter().enumerate() {
+            let i = env.step(Action::Delta(a)).info;
+            let floor_s = min_packets / i.rate_pps;
+            prop_assert!(
+                i.duration_s >= floor_s * (1.0 - 1e-9),
+                "step {}: MI {} s below {} packets at {} pkt/s", k, i.duration_s, min_packets, i.rate_pps
+            );
+        }
+    }
+}
+
 /// The default (Aurora) scenario draws its link per episode; the same invariants hold there.
 #[test]
 fn aurora_default_scenario_invariants() {

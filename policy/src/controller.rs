@@ -137,11 +137,13 @@ impl Controller {
     }
 
     /// Length of the next MI as trained: `rtt_factor x` the mean RTT of the last recorded MI
-    /// that had RTT samples; `None` before one (the sender then keeps `initial_delay_factor x`
-    /// its one-way delay estimate, as the gym does through the warm-up).
+    /// that had RTT samples, floored at `min_packets` packets at the current rate; `None` before
+    /// one (the sender then keeps `initial_delay_factor x` its one-way delay estimate, floored
+    /// the same way by `MonitorIntervalSpec::duration_s`, as the gym does through the warm-up).
     pub fn next_mi_duration_s(&self) -> Option<f64> {
+        let mi = &self.policy.spec().monitor_interval;
         self.last_mean_rtt_s
-            .map(|rtt| self.policy.spec().monitor_interval.rtt_factor * rtt)
+            .map(|rtt| mi.duration_s(mi.rtt_factor * rtt, self.rate_pps))
     }
 
     /// The policy.

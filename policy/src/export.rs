@@ -202,8 +202,25 @@ pub struct MonitorIntervalSpec {
     pub initial_delay_factor: f64,
     /// Later MIs = this x the previous MI's mean RTT.
     pub rtt_factor: f64,
+    /// No MI is shorter than the time to send this many packets at its rate (0: off; absent
+    /// in policies trained without the floor).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_packets: f64,
     /// MIs at the start rate before the first decision; they are not part of the history.
     pub warmup_mis: u32,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+impl MonitorIntervalSpec {
+    /// The length of an MI whose RTT rule (or, before the first RTT sample,
+    /// `initial_delay_factor x` the one-way delay) gives `rtt_based_s`, sent at `rate_pps`:
+    /// floored at `min_packets` packets' sending time (`floored_mi_duration_s`).
+    pub fn duration_s(&self, rtt_based_s: f64, rate_pps: f64) -> f64 {
+        crate::mi::floored_mi_duration_s(rtt_based_s, self.min_packets, rate_pps)
+    }
 }
 
 /// Where the policy came from.
@@ -669,6 +686,12 @@ fn validate_spec(spec: &PolicySpec, path: &Path) -> Result<FeatureSet, PolicyErr
         if !(v.is_finite() && v > 0.0) {
             return Err(invalid(field.into(), format!("must be > 0 (got {v})")));
         }
+    }
+    if !(mi.min_packets.is_finite() && mi.min_packets >= 0.0) {
+        return Err(invalid(
+            "monitor_interval.min_packets".into(),
+            format!("must be >= 0 (got {})", mi.min_packets),
+        ));
     }
     validate_objective(&spec.default_objective)
         .map_err(|m| invalid("default_objective".into(), m))?;

@@ -193,6 +193,18 @@ impl MonitorInterval {
     }
 }
 
+/// The length of an MI that the RTT rule (or the first MI's delay rule) sizes at `rtt_based_s`,
+/// paced at `rate_pps`, floored at the time to send `min_packets` packets (no floor at 0). The one
+/// owner of the rule: the gym's `MonitorIntervalConfig` and the export's `MonitorIntervalSpec`
+/// both call it, so training, evaluation and deployment size MIs alike.
+pub fn floored_mi_duration_s(rtt_based_s: f64, min_packets: f64, rate_pps: f64) -> f64 {
+    if min_packets > 0.0 && rate_pps > 0.0 {
+        rtt_based_s.max(min_packets / rate_pps)
+    } else {
+        rtt_based_s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,5 +263,16 @@ mod tests {
         assert_eq!(mi.loss_ratio(), 0.25);
         assert_eq!(MonitorInterval::default().loss_ratio(), 0.0);
         assert_eq!(MonitorInterval::default().send_rate_bps(), 0.0);
+    }
+
+    #[test]
+    fn mi_floor_applies_only_below_min_packets() {
+        // 10 packets at 40 pkt/s take 0.25 s: longer than a 0.05 s RTT rule.
+        assert_eq!(floored_mi_duration_s(0.05, 10.0, 40.0), 0.25);
+        // At 400 pkt/s they take 0.025 s: the RTT rule stands.
+        assert_eq!(floored_mi_duration_s(0.05, 10.0, 400.0), 0.05);
+        // Off (0) and a sender with no rate leave the RTT rule as is.
+        assert_eq!(floored_mi_duration_s(0.05, 0.0, 40.0), 0.05);
+        assert_eq!(floored_mi_duration_s(0.05, 10.0, 0.0), 0.05);
     }
 }

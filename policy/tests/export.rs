@@ -293,3 +293,53 @@ fn without_warmup_the_first_decision_comes_at_reset() {
     assert_eq!(c.reset(300.0), rule.apply(300.0, f64::from(a0)));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn mi_packet_floor_round_trips_and_sizes_the_controllers_mis() {
+    // Without the floor, policy.json carries no `min_packets` (older policies load unchanged).
+    let (dir, tensors) = write("mi-floor-off", true);
+    let json = std::fs::read_to_string(dir.join("policy.json")).unwrap();
+    assert!(!json.contains("min_packets"), "{json}");
+    assert_eq!(
+        Policy::load(&dir)
+            .unwrap()
+            .spec()
+            .monitor_interval
+            .min_packets,
+        0.0
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let (mut spec, _) = random_policy(true, 7);
+    spec.monitor_interval.min_packets = 10.0;
+    let dir = temp_dir("mi-floor-on");
+    Policy::write(&dir, spec, &tensors).expect("writes");
+    let policy = std::sync::Arc::new(Policy::load(&dir).unwrap());
+    assert_eq!(policy.spec().monitor_interval.min_packets, 10.0);
+    let mut c = Controller::new(policy.clone(), [0.6, 0.3, 0.1]).unwrap();
+    c.reset(200.0);
+    let mut floored = 0;
+    for k in 0..30 {
+        let m = mi(k, 0.04);
+        let rate = c.on_monitor_interval(&m);
+        let Some(next) = c.next_mi_duration_s() else {
+            assert!(k < 2, "warm-up MIs record no RTT, later ones do (MI {k})");
+            continue;
+        };
+        // 0.5 x the mean RTT (0.022 s) against 10 packets at `rate` (0.25 s at 40 pkt/s).
+        let by_rtt = 0.5 * m.avg_latency_s();
+        assert_eq!(next, by_rtt.max(10.0 / rate), "MI {k} at {rate} pkt/s");
+        floored += usize::from(next > by_rtt);
+    }
+    assert!(
+        floored > 0,
+        "the floor never bound; the test checks nothing"
+    );
+
+    edit_json(&dir, |v| {
+        v["monitor_interval"]["min_packets"] = (-1.0).into()
+    });
+    let err = load_err(&dir);
+    assert!(err.contains("monitor_interval.min_packets"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,6 +70,7 @@ pub fn policy_spec(
         monitor_interval: MonitorIntervalSpec {
             initial_delay_factor: scenario.monitor_interval.initial_delay_factor,
             rtt_factor: scenario.monitor_interval.rtt_factor,
+            min_packets: scenario.monitor_interval.min_packets,
             warmup_mis: scenario.warmup_mis,
         },
         default_objective: scenario.objective,
@@ -212,6 +213,7 @@ pub fn export_scenario(policy: &Policy) -> ScenarioConfig {
         monitor_interval: MonitorIntervalConfig {
             initial_delay_factor: spec.monitor_interval.initial_delay_factor,
             rtt_factor: spec.monitor_interval.rtt_factor,
+            min_packets: spec.monitor_interval.min_packets,
         },
         warmup_mis: spec.monitor_interval.warmup_mis,
         observation: ObservationConfig {

@@ -119,7 +119,13 @@ pub fn run_flows(
     for (i, f) in flows.iter().enumerate() {
         if learned[i].is_some() {
             let initial = learned[i].as_ref().map_or(0.0, |l| l.mi_dur_s);
-            network.set_mi_end(i, f.start_s + initial);
+            let rate = network.senders()[i].rate_pps();
+            let first = f
+                .driver
+                .scenario()
+                .monitor_interval
+                .duration_s(initial, rate);
+            network.set_mi_end(i, f.start_s + first);
         }
     }
     let windows = (duration_s / window_s).ceil() as usize;
@@ -133,7 +139,8 @@ pub fn run_flows(
             if let (Some(state), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
                 let next = decide(state, flow, net.senders()[i].rate_pps(), &mi);
                 net.senders_mut()[i].set_rate_pps(next);
-                net.set_mi_end(i, now + state.mi_dur_s);
+                let sizing = flow.driver.scenario().monitor_interval;
+                net.set_mi_end(i, now + sizing.duration_s(state.mi_dur_s, next));
             }
         });
         discard_unread_mis(&mut network, &learned, end);

@@ -169,20 +169,23 @@ fn torchscript_module_agrees_with_the_runtime() {
 /// the same rates, bit for bit, including an objective switch mid-episode.
 #[test]
 fn controller_reproduces_the_gym_rate_trajectory() {
-    for warmup in [0u32, 1, 2] {
+    // (warm-up MIs, MI packet floor): the floor binds below 12 / 0.04 s = 300 pkt/s here.
+    for (warmup, min_packets) in [(0u32, 0.0), (1, 0.0), (2, 0.0), (2, 12.0)] {
         for preset in ["aurora", "mocc"] {
             let mut trained = ScenarioConfig {
                 warmup_mis: warmup,
                 ..ScenarioConfig::default()
             };
+            trained.monitor_interval.min_packets = min_packets;
             trained.observation.history_len = 6;
             let obs_dim = 6 * trained.observation.features.len();
             let arch = match preset {
                 "aurora" => Architecture::aurora(obs_dim),
                 _ => Architecture::mocc(obs_dim),
             };
-            let dir = temp_dir(&format!("traj-{preset}-{warmup}"));
+            let dir = temp_dir(&format!("traj-{preset}-{warmup}-{min_packets}"));
             let (_vs, _model, _norm, policy) = random_export(arch, &trained, 29, &dir);
+            assert_eq!(policy.spec().monitor_interval.min_packets, min_packets);
             let policy = Arc::new(policy);
 
             let mut cfg = export_scenario(&policy);
@@ -205,6 +208,9 @@ fn controller_reproduces_the_gym_rate_trajectory() {
             }
             let mut gym_ws = policy.workspace();
             let mut distinct = std::collections::BTreeSet::new();
+            let mut predicted_mi_s: Option<f64> = None;
+            let mut mi_start_s = env.network().now_s();
+            let mut prev_rate = rate;
             for step in 0..300 {
                 let wf = w.map(|v| v as f32);
                 let a = policy.mean_action(env.observation(), &wf, &mut gym_ws);
@@ -214,6 +220,19 @@ fn controller_reproduces_the_gym_rate_trajectory() {
                     "{preset}, warmup {warmup}: step {step}: gym rate {} vs controller {rate}",
                     info.rate_pps
                 );
+                // The MI ran from the previous step's end to this one's: the gym closes it at
+                // the first event at or after the length the controller asks for, and a send
+                // comes at least every packet interval (at this rate or, pacing out the gap
+                // already scheduled, the one before).
+                let mi_s = info.time_s - std::mem::replace(&mut mi_start_s, info.time_s);
+                if let Some(d) = predicted_mi_s {
+                    let gap = 1.0 / info.rate_pps.min(prev_rate);
+                    assert!(
+                        mi_s >= d - 1e-9 && mi_s <= d + gap + 1e-9,
+                        "{preset}, floor {min_packets}: step {step}: gym MI {mi_s} s vs controller {d} s"
+                    );
+                }
+                prev_rate = info.rate_pps;
                 distinct.insert(rate.to_bits());
                 if step == 149 {
                     // The application switches objectives; the next decision uses it.
@@ -221,6 +240,7 @@ fn controller_reproduces_the_gym_rate_trajectory() {
                     controller.set_objective(w).unwrap();
                 }
                 rate = controller.on_monitor_interval(env.last_mi(0));
+                predicted_mi_s = controller.next_mi_duration_s();
             }
             assert!(
                 distinct.len() > 20,

@@ -90,6 +90,7 @@ pub fn random_policy(preference: bool, seed: u64) -> (PolicySpec, Tensors) {
         monitor_interval: MonitorIntervalSpec {
             initial_delay_factor: 3.0,
             rtt_factor: 0.5,
+            min_packets: 0.0,
             warmup_mis: 2,
         },
         default_objective: [1.0 / 3.0; 3],
