@@ -20,6 +20,10 @@ fn link_params() -> impl Strategy<Value = LinkParams> {
     })
 }
 
+fn fixed_link_config(p: &LinkParams) -> ScenarioConfig {
+    ScenarioConfig::fixed_link(p.bandwidth_pps, p.delay_s, p.queue_pkts, p.loss)
+}
+
 fn info_fields(i: &StepInfo) -> [f64; 12] {
     [
         i.time_s,
@@ -142,12 +146,7 @@ proptest! {
         ),
         seed in any::<u64>(),
     ) {
-        let mut cfg = ScenarioConfig::fixed_link(
-            params.bandwidth_pps,
-            params.delay_s,
-            params.queue_pkts,
-            params.loss,
-        );
+        let mut cfg = fixed_link_config(&params);
         cfg.reward = RewardKind::Mocc;
         cfg.episode_mis = 100;
         let scenario = Arc::new(Scenario::new(cfg, None).expect("valid scenario"));
@@ -214,12 +213,7 @@ proptest! {
         actions in prop::collection::vec(-20.0f64..20.0, 20..120),
         seed in any::<u64>(),
     ) {
-        let mut cfg = ScenarioConfig::fixed_link(
-            params.bandwidth_pps,
-            params.delay_s,
-            params.queue_pkts,
-            params.loss,
-        );
+        let mut cfg = fixed_link_config(&params);
         cfg.monitor_interval.min_packets = min_packets;
         let scenario = Arc::new(Scenario::new(cfg, None).expect("valid scenario"));
         let mut env = Env::new(scenario, seed, 0);
