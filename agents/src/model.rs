@@ -36,6 +36,11 @@ pub struct Architecture {
     pub preference: Option<Vec<usize>>,
     /// Initial log standard deviation of the Gaussian policy.
     pub init_log_std: f64,
+    /// Lower bound on the policy's log std (none: free). Long MOCC runs otherwise let the
+    /// exploration noise collapse (README, Paper scale); below the bound the parameter gets no
+    /// gradient and the policy keeps `exp(min_log_std)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_log_std: Option<f64>,
 }
 
 impl Architecture {
@@ -48,6 +53,7 @@ impl Architecture {
             activation: Activation::Tanh,
             preference: None,
             init_log_std: 0.0,
+            min_log_std: None,
         }
     }
 
@@ -60,6 +66,7 @@ impl Architecture {
             activation: Activation::Tanh,
             preference: Some(vec![16]),
             init_log_std: 0.0,
+            min_log_std: None,
         }
     }
 
@@ -231,16 +238,24 @@ impl ActorCritic {
         &self.arch
     }
 
-    /// The log std parameter `[1]`.
+    /// The log std parameter `[1]` (before `min_log_std`; see [`Self::effective_log_std`]).
     pub fn log_std(&self) -> &Tensor {
         &self.log_std
+    }
+
+    /// The log std the policy acts with: the parameter, floored at `min_log_std`.
+    pub fn effective_log_std(&self) -> Tensor {
+        match self.arch.min_log_std {
+            Some(m) => self.log_std.clamp_min(m),
+            None => self.log_std.shallow_clone(),
+        }
     }
 
     /// Policy mean, log std and value.
     pub fn forward(&self, obs: &Tensor, objective: Option<&Tensor>) -> PolicyOutput {
         let mean = self.actor.forward(obs, objective);
         let value = self.critic.forward(obs, objective).squeeze_dim(-1);
-        let log_std = self.log_std.expand_as(&mean);
+        let log_std = self.effective_log_std().expand_as(&mean);
         PolicyOutput {
             mean,
             log_std,
@@ -264,7 +279,7 @@ impl ActorCritic {
             Inference {
                 mean: to_vec(&out.mean.view([-1])),
                 value: to_vec(&out.value),
-                log_std: self.log_std.double_value(&[0]) as f32,
+                log_std: self.effective_log_std().double_value(&[0]) as f32,
             }
         })
     }
@@ -364,6 +379,36 @@ mod tests {
         assert!(names.contains(&"log_std".to_string()), "{names:?}");
         let pi_l0 = &vs.variables()["pi.l0.weight"];
         assert_eq!(pi_l0.size(), vec![64, 30 + 16]);
+    }
+
+    #[test]
+    fn min_log_std_floors_the_acting_std_and_blocks_its_gradient() {
+        let obs = Tensor::zeros([4, 30], (Kind::Float, Device::Cpu));
+        let w = Tensor::full([4, 3], 1.0 / 3.0, (Kind::Float, Device::Cpu));
+        let w_flat = [1.0f32 / 3.0; 12];
+        for (floor, expect) in [(None, -3.0), (Some(-1.0), -1.0), (Some(-4.0), -3.0)] {
+            let arch = Architecture {
+                init_log_std: -3.0,
+                min_log_std: floor,
+                ..Architecture::mocc(30)
+            };
+            let vs = nn::VarStore::new(Device::Cpu);
+            let net = ActorCritic::new(&vs.root(), arch);
+            let out = net.forward(&obs, Some(&w));
+            let got: Vec<f32> = Vec::try_from(out.log_std.view([-1])).unwrap();
+            assert!(
+                got.iter().all(|&v| (f64::from(v) - expect).abs() < 1e-6),
+                "{floor:?}: {got:?}"
+            );
+            let inf = net.infer(&[0.0; 120], &w_flat, Device::Cpu);
+            assert!((f64::from(inf.log_std) - expect).abs() < 1e-6, "{floor:?}");
+            // The parameter itself keeps its value; below the floor it gets no gradient.
+            assert!((net.log_std().double_value(&[0]) + 3.0).abs() < 1e-6);
+            out.log_std.sum(Kind::Float).backward();
+            let grad = net.log_std().grad().double_value(&[0]);
+            let bound = floor.is_some_and(|m| m > -3.0);
+            assert_eq!(grad, if bound { 0.0 } else { 4.0 }, "{floor:?}");
+        }
     }
 
     #[test]

@@ -87,6 +87,9 @@ pub struct AgentConfig {
     /// Initial log std of the Gaussian policy.
     #[serde(default)]
     pub init_log_std: Option<f64>,
+    /// Lower bound on the policy's log std (none: free).
+    #[serde(default)]
+    pub min_log_std: Option<f64>,
 }
 
 fn default_preset() -> Preset {
@@ -102,6 +105,7 @@ impl Default for AgentConfig {
             activation: None,
             preference: None,
             init_log_std: None,
+            min_log_std: None,
         }
     }
 }
@@ -128,6 +132,7 @@ impl AgentConfig {
         if let Some(s) = self.init_log_std {
             a.init_log_std = s;
         }
+        a.min_log_std = self.min_log_std;
         a
     }
 }
@@ -371,6 +376,14 @@ impl LoadedConfig {
                 ));
             }
         }
+        if let Some(s) = c.agent.min_log_std {
+            if !(s.is_finite() && (-20.0..=5.0).contains(&s)) {
+                return Err(self.invalid(
+                    "agent.min_log_std",
+                    format!("must lie in [-20, 5] (got {s})"),
+                ));
+            }
+        }
         if let Some(p) = &c.agent.preference {
             if p.is_empty() || p.contains(&0) {
                 return Err(self.invalid(
@@ -529,6 +542,20 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("agent.preference"), "{e}");
+        let e = LoadedConfig::from_yaml(
+            "scenario: a.yaml\nbudget: {env_steps: 10}\nagent: {min_log_std: 9}\n",
+            Path::new("t.yaml"),
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("agent.min_log_std"), "{e}");
+        let c = LoadedConfig::from_yaml(
+            "scenario: a.yaml\nbudget: {env_steps: 10}\nagent: {min_log_std: -1.5}\n",
+            Path::new("t.yaml"),
+            &[],
+        )
+        .expect("valid");
+        assert_eq!(c.config.agent.architecture(30).min_log_std, Some(-1.5));
     }
 
     #[test]
