@@ -519,36 +519,37 @@ mod tests {
         assert!(e.to_string().starts_with("--set"), "{e}");
     }
 
+    /// The named field's error for `yaml` (no overrides), as text.
+    fn error_of(yaml: &str) -> String {
+        match LoadedConfig::from_yaml(yaml, Path::new("t.yaml"), &[]) {
+            Ok(_) => panic!("accepted: {yaml}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
     #[test]
     fn unknown_fields_and_bad_values_are_named() {
-        let e = LoadedConfig::from_yaml(
-            "scenario: a.yaml\nbudget: {env_steps: 1}\nenvz: 3\n",
-            Path::new("t.yaml"),
-            &[],
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("envz"), "{e}");
-        let e = LoadedConfig::from_yaml(
-            "scenario: a.yaml\nbudget: {env_steps: 0}\n",
-            Path::new("t.yaml"),
-            &[],
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("budget.env_steps"), "{e}");
-        let e = LoadedConfig::from_yaml(
-            "scenario: a.yaml\nbudget: {env_steps: 10}\nagent: {preference: []}\n",
-            Path::new("t.yaml"),
-            &[],
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("agent.preference"), "{e}");
-        let e = LoadedConfig::from_yaml(
-            "scenario: a.yaml\nbudget: {env_steps: 10}\nagent: {min_log_std: 9}\n",
-            Path::new("t.yaml"),
-            &[],
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("agent.min_log_std"), "{e}");
+        for (yaml, field) in [
+            (
+                "scenario: a.yaml\nbudget: {env_steps: 1}\nenvz: 3\n",
+                "envz",
+            ),
+            (
+                "scenario: a.yaml\nbudget: {env_steps: 0}\n",
+                "budget.env_steps",
+            ),
+            (
+                "scenario: a.yaml\nbudget: {env_steps: 10}\nagent: {preference: []}\n",
+                "agent.preference",
+            ),
+            (
+                "scenario: a.yaml\nbudget: {env_steps: 10}\nagent: {min_log_std: 9}\n",
+                "agent.min_log_std",
+            ),
+        ] {
+            let e = error_of(yaml);
+            assert!(e.contains(field), "{field}: {e}");
+        }
         let c = LoadedConfig::from_yaml(
             "scenario: a.yaml\nbudget: {env_steps: 10}\nagent: {min_log_std: -1.5}\n",
             Path::new("t.yaml"),

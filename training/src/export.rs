@@ -124,7 +124,7 @@ pub fn export_checkpoint(
     let log_std = tensors
         .get("log_std")
         .map(|t| t.double_value(&[0]))
-        .map(|v| arch.min_log_std.map_or(v, |m| v.max(m)))
+        .map(|v| arch.acting_log_std(v))
         .ok_or_else(|| mismatch("lacks weight log_std".into()))?;
     let weights = actor_tensors(&arch, &tensors).map_err(mismatch)?;
     let provenance = Provenance {

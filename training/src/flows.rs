@@ -116,15 +116,10 @@ pub fn run_flows(
         }
     }
     let mut network = Network::new(link, senders);
-    for (i, f) in flows.iter().enumerate() {
-        if learned[i].is_some() {
-            let initial = learned[i].as_ref().map_or(0.0, |l| l.mi_dur_s);
-            let rate = network.senders()[i].rate_pps();
-            let first = f
-                .driver
-                .scenario()
-                .monitor_interval
-                .duration_s(initial, rate);
+    for (i, (f, state)) in flows.iter().zip(&learned).enumerate() {
+        if let Some(state) = state {
+            let sizing = f.driver.scenario().monitor_interval;
+            let first = sizing.duration_s(state.mi_dur_s, network.senders()[i].rate_pps());
             network.set_mi_end(i, f.start_s + first);
         }
     }

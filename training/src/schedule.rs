@@ -455,13 +455,19 @@ mod tests {
         assert!(s.landmark_rewards().iter().all(|r| *r == Some(0.9)));
     }
 
+    /// A schedule for `cfg` past its one bootstrap update, at the start of the walk.
+    fn walking(mut cfg: MoccConfig) -> MoccSchedule {
+        cfg.phase1.max_updates = 1;
+        let mut s = MoccSchedule::new(cfg).unwrap();
+        s.observe(&[([0.6, 0.3, 0.1], 0.0)]);
+        s
+    }
+
     #[test]
     fn neighbour_mix_assigns_neighbours_to_some_envs() {
         let mut cfg = config(36);
-        cfg.phase1.max_updates = 1;
         cfg.phase2.neighbour_mix = 0.25;
-        let mut s = MoccSchedule::new(cfg).unwrap();
-        s.observe(&[([0.6, 0.3, 0.1], 0.0)]);
+        let s = walking(cfg);
         let a = s.assignments(8);
         let current = s.points()[s.current_landmark()];
         assert_eq!(a.iter().filter(|w| **w == current).count(), 6);
@@ -475,10 +481,8 @@ mod tests {
     #[test]
     fn landmark_replay_covers_every_landmark_while_the_walk_goes_on() {
         let mut cfg = config(36);
-        cfg.phase1.max_updates = 1;
         cfg.phase2.landmark_replay = 0.5;
-        let mut s = MoccSchedule::new(cfg).unwrap();
-        s.observe(&[([0.6, 0.3, 0.1], 0.0)]);
+        let mut s = walking(cfg);
         let l = Landmarks::grid(10);
         let mut seen = vec![0usize; l.len()];
         // 8 replay envs over 36 landmarks: 9 updates replay each landmark exactly twice.
