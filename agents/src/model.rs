@@ -71,7 +71,8 @@ impl Architecture {
     }
 
     /// The log std the policy acts with for a parameter value `raw`: `raw` floored at
-    /// `min_log_std` (the tensor path in [`ActorCritic::forward`] clamps the same way).
+    /// `min_log_std`. For exports, which read the raw parameter from a checkpoint; a live
+    /// network floors its tensor in [`ActorCritic::effective_log_std`].
     pub fn acting_log_std(&self, raw: f64) -> f64 {
         self.min_log_std.map_or(raw, |m| raw.max(m))
     }
@@ -285,7 +286,7 @@ impl ActorCritic {
             Inference {
                 mean: to_vec(&out.mean.view([-1])),
                 value: to_vec(&out.value),
-                log_std: self.arch.acting_log_std(self.log_std.double_value(&[0])) as f32,
+                log_std: self.effective_log_std().double_value(&[0]) as f32,
             }
         })
     }
