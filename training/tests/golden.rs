@@ -1,0 +1,113 @@
+//! Behaviour pin for refactors: tiny trainings (Aurora, Aurora with reward scaling, MOCC's
+//! landmark schedule, adaptation with requirement replay) must end in checkpoints whose bytes
+//! match the digests recorded in `tests/data/golden.json`.
+//!
+//! A change that is meant to alter training (new defaults, a different sampler) re-records the
+//! digests with `MOCC_BLESS_GOLDEN=1 cargo test --profile ci -p mocc-training --test golden`
+//! and says so in its commit message; a refactor must leave them untouched.
+
+use mocc_training::adapt::{start_adaptation, AdaptSpec};
+use mocc_training::config::LoadedConfig;
+use mocc_training::trainer::Trainer;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// libtorch's global RNG initializes the weights: build trainers one at a time.
+static TORCH: Mutex<()> = Mutex::new(());
+
+mod common;
+
+const GOLDEN: &str = "tests/data/golden.json";
+
+fn config(name: &str, overrides: &[&str]) -> LoadedConfig {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs").join(name);
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    LoadedConfig::load(&path, &o).expect("tiny config")
+}
+
+/// SHA-256 (hex) of the checkpoint's tensors file and of the path-independent part of its
+/// state (counters, Adam step, normalization statistics, RNG, env snapshots, schedule).
+fn digest(ckpt: &Path) -> BTreeMap<String, String> {
+    let hex = |bytes: &[u8]| {
+        Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let weights = std::fs::read(ckpt.join("model.safetensors")).expect("weights file");
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ckpt.join("state.json")).expect("state file"))
+            .expect("state json");
+    let kept: BTreeMap<&str, &serde_json::Value> = [
+        "counters",
+        "adam_step",
+        "obs_norm",
+        "reward_norm",
+        "rng",
+        "recent_return",
+        "envs",
+        "schedule",
+    ]
+    .into_iter()
+    .map(|k| (k, &state[k]))
+    .collect();
+    let state_bytes = serde_json::to_vec(&kept).expect("serialize");
+    BTreeMap::from([
+        ("weights".to_string(), hex(&weights)),
+        ("state".to_string(), hex(&state_bytes)),
+    ])
+}
+
+fn train(name: &str, cfg: &LoadedConfig) -> PathBuf {
+    let dir = common::temp_dir("golden", name);
+    let mut t = Trainer::new(cfg, &dir).expect("trainer");
+    t.run(None, |_| {}).expect("training").final_checkpoint
+}
+
+fn adapted(from: &Path) -> PathBuf {
+    let spec = AdaptSpec {
+        from: from.to_path_buf(),
+        objective: [0.25, 0.45, 0.30],
+        iterations: 3,
+        replay: true,
+        replay_fraction: 0.5,
+        pool: None,
+        seed: None,
+    };
+    let dir = common::temp_dir("golden", "adapt");
+    let mut t = start_adaptation(&spec, &dir).expect("adaptation");
+    t.run(None, |_| {}).expect("adaptation run").final_checkpoint
+}
+
+#[test]
+fn tiny_runs_match_their_recorded_digests() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let aurora = train("aurora", &config("tiny.yaml", &[]));
+    let scaled = train(
+        "scaled",
+        &config("tiny.yaml", &["ppo.normalize_reward=true"]),
+    );
+    let mocc = train("mocc", &config("tiny-mocc.yaml", &[]));
+    let adapt = adapted(&mocc);
+    let got: BTreeMap<String, BTreeMap<String, String>> = [
+        ("aurora", &aurora),
+        ("aurora-reward-scaling", &scaled),
+        ("mocc-landmarks", &mocc),
+        ("adaptation-replay", &adapt),
+    ]
+    .into_iter()
+    .map(|(k, p)| (k.to_string(), digest(p)))
+    .collect();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);
+    if std::env::var_os("MOCC_BLESS_GOLDEN").is_some() {
+        let text = serde_json::to_string_pretty(&got).expect("serialize") + "\n";
+        std::fs::write(&path, text).expect("write golden digests");
+        return;
+    }
+    let want: BTreeMap<String, BTreeMap<String, String>> =
+        serde_json::from_slice(&std::fs::read(&path).expect("golden digests"))
+            .expect("golden json");
+    assert_eq!(got, want, "tiny runs no longer train to the recorded checkpoints");
+}
