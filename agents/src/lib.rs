@@ -1,18 +1,23 @@
 //! mocc-agents: the libtorch side of mocc.
 //!
 //! Device selection and libtorch's thread settings, the Gaussian actor-critic (Aurora and MOCC
-//! presets, preference sub-network), running observation and reward normalization, Adam with checkpointable
-//! state, and PPO (GAE, clipped loss, minibatch update). The simulator (`mocc-gym`) and the
-//! deployable runtime (`mocc-policy`) never depend on this crate.
+//! presets, preference sub-network) and its action distribution, running observation and reward
+//! normalization, Adam with checkpointable state, rollout storage, PPO (GAE, clipped loss,
+//! minibatch update) and the [`PpoLearner`] that owns all of them for a trainer. The simulator
+//! (`mocc-gym`) and the deployable runtime (`mocc-policy`) never depend on this crate.
 
 pub mod adam;
 pub mod device;
+pub mod gaussian;
+pub mod learner;
 pub mod model;
 pub mod obs_norm;
 pub mod ppo;
 pub mod reward_norm;
+pub mod rollout;
 
 pub use adam::Adam;
+pub use learner::{learner_rng, LearnerState, PpoLearner, StepOutcome};
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
 pub use model::{
     load_weights, to_vec, Activation, ActorCritic, Architecture, Inference, PolicyOutput,
@@ -24,3 +29,4 @@ pub use ppo::{
     Schedule, UpdateError,
 };
 pub use reward_norm::RewardScaler;
+pub use rollout::RolloutBuffer;

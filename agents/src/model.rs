@@ -37,7 +37,7 @@ pub struct Architecture {
     /// Initial log standard deviation of the Gaussian policy.
     pub init_log_std: f64,
     /// Lower bound on the policy's log std (none: free). Long MOCC runs otherwise let the
-    /// exploration noise collapse (README, Paper scale); below the bound the parameter gets no
+    /// exploration noise collapse (docs/mocc.md, paper scale); below the bound the parameter gets no
     /// gradient and the policy keeps `exp(min_log_std)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_log_std: Option<f64>,
@@ -344,23 +344,6 @@ pub fn to_vec(t: &Tensor) -> Vec<f32> {
     out
 }
 
-/// Log density of `action` under N(mean, exp(log_std)^2), summed over the action dimension.
-pub fn gaussian_log_prob(action: &Tensor, mean: &Tensor, log_std: &Tensor) -> Tensor {
-    let var = (log_std * 2.0).exp();
-    let sq = (action - mean).square();
-    let lp = -(sq / (var * 2.0)) - log_std - 0.5 * (2.0 * std::f64::consts::PI).ln();
-    lp.sum_dim_intlist(-1, false, Kind::Float)
-}
-
-/// Entropy of N(mean, exp(log_std)^2), summed over the action dimension.
-pub fn gaussian_entropy(log_std: &Tensor) -> Tensor {
-    (log_std + 0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln()).sum_dim_intlist(
-        -1,
-        false,
-        Kind::Float,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,18 +399,5 @@ mod tests {
             let bound = floor.is_some_and(|m| m > -3.0);
             assert_eq!(grad, if bound { 0.0 } else { 4.0 }, "{floor:?}");
         }
-    }
-
-    #[test]
-    fn gaussian_formulas_match_hand_values() {
-        let a = Tensor::from_slice(&[1.0f32]).view([1, 1]);
-        let m = Tensor::from_slice(&[0.0f32]).view([1, 1]);
-        let s = Tensor::from_slice(&[0.0f32]).view([1, 1]);
-        // log N(1; 0, 1) = -0.5 - 0.5 ln(2 pi)
-        let expect = -0.5 - 0.5 * (2.0 * std::f64::consts::PI).ln();
-        let lp = gaussian_log_prob(&a, &m, &s).double_value(&[0]);
-        assert!((lp - expect).abs() < 1e-6, "{lp}");
-        let h = gaussian_entropy(&s).double_value(&[0]);
-        assert!((h - (0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln())).abs() < 1e-6);
     }
 }

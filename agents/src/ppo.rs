@@ -4,7 +4,8 @@
 //! minibatch epochs and early stop at a target KL.
 
 use crate::adam::Adam;
-use crate::model::{gaussian_entropy, gaussian_log_prob, ActorCritic};
+use crate::gaussian;
+use crate::model::ActorCritic;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
@@ -86,7 +87,7 @@ pub struct PpoConfig {
     /// Scale rewards by the running std of the discounted return (Gymnasium's
     /// `NormalizeReward`, which CleanRL wraps its envs in); logged returns stay raw. Off by
     /// default: on Aurora's and MOCC's environments it trains a better critic but a policy
-    /// that settles at low rates (README, Training).
+    /// that settles at low rates (docs/training.md).
     #[serde(default)]
     pub normalize_reward: bool,
     /// Scaled rewards are clipped to +-this (CleanRL: 10).
@@ -344,8 +345,8 @@ pub fn ppo_loss(model: &ActorCritic, mb: &Minibatch, cfg: &PpoConfig, ent_coef: 
         .takes_objective()
         .then_some(&mb.objectives);
     let out = model.forward(&mb.obs, w);
-    let new_logprob = gaussian_log_prob(&mb.actions, &out.mean, &out.log_std);
-    let entropy = gaussian_entropy(&out.log_std).mean(Kind::Float);
+    let new_logprob = gaussian::log_prob(&mb.actions, &out.mean, &out.log_std);
+    let entropy = gaussian::entropy(&out.log_std).mean(Kind::Float);
     let logratio = &new_logprob - &mb.old_logprobs;
     let ratio = logratio.exp();
     let (approx_kl, clipfrac) = tch::no_grad(|| {

@@ -8,7 +8,8 @@
 use crate::cc::ClassicKind;
 use crate::error::ScenarioError;
 use crate::reward::RewardKind;
-use mocc_policy::{BaselineMode, FeatureSet, MetricsVersion, RateRule};
+pub use mocc_policy::{MonitorIntervalConfig, ObservationConfig};
+use mocc_policy::{MetricsVersion, MiClock, RateRule};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -407,84 +408,6 @@ impl Default for SenderConfig {
     }
 }
 
-/// Monitor-interval sizing: the first MIs last `initial_delay_factor` one-way delays, later ones
-/// `rtt_factor` times the previous MI's mean RTT (kept when it had no sample). With
-/// `min_packets > 0` no MI is shorter than the time to send that many packets at the MI's rate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MonitorIntervalConfig {
-    /// First MI length in one-way propagation delays (Aurora: 3).
-    #[serde(default = "default_initial_delay_factor")]
-    pub initial_delay_factor: f64,
-    /// Later MI length in mean RTTs of the previous MI (Aurora: 0.5).
-    #[serde(default = "default_rtt_factor")]
-    pub rtt_factor: f64,
-    /// Fewest packets an MI spans at its sending rate (0: off, Aurora's rule). At a few packets
-    /// per MI the acknowledgements that fall into an MI swing its send ratio between 1, 2 and 3
-    /// without any loss; PCC Vivace sizes its MIs with such a floor for the same reason.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub min_packets: f64,
-}
-
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
-}
-
-impl MonitorIntervalConfig {
-    /// The length of an MI whose RTT rule gives `rtt_based_s` and whose sender paces at
-    /// `rate_pps`: the RTT rule, floored at `min_packets` packets' sending time
-    /// (`floored_mi_duration_s`, shared with deployment).
-    pub fn duration_s(&self, rtt_based_s: f64, rate_pps: f64) -> f64 {
-        mocc_policy::mi::floored_mi_duration_s(rtt_based_s, self.min_packets, rate_pps)
-    }
-}
-
-fn default_initial_delay_factor() -> f64 {
-    3.0
-}
-fn default_rtt_factor() -> f64 {
-    0.5
-}
-
-impl Default for MonitorIntervalConfig {
-    fn default() -> Self {
-        Self {
-            initial_delay_factor: default_initial_delay_factor(),
-            rtt_factor: default_rtt_factor(),
-            min_packets: 0.0,
-        }
-    }
-}
-
-/// What the agent observes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ObservationConfig {
-    /// Aurora metric names, per MI (default: sent latency inflation, latency ratio, send ratio).
-    #[serde(default = "FeatureSet::aurora")]
-    pub features: FeatureSet,
-    /// Number of MIs in the observation, oldest first (eta; Aurora: 10).
-    #[serde(default = "default_history_len")]
-    pub history_len: usize,
-    /// Baseline of `latency ratio`: `connection_min` (Aurora) or `{windowed_min: {seconds: S}}`.
-    #[serde(default)]
-    pub latency_baseline: BaselineMode,
-}
-
-fn default_history_len() -> usize {
-    10
-}
-
-impl Default for ObservationConfig {
-    fn default() -> Self {
-        Self {
-            features: FeatureSet::aurora(),
-            history_len: default_history_len(),
-            latency_baseline: BaselineMode::ConnectionMin,
-        }
-    }
-}
-
 /// A whole environment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -554,7 +477,7 @@ impl Default for ScenarioConfig {
 
 /// Checks an objective vector: three positive finite weights summing to 1 within 1e-6.
 pub fn validate_objective(field: &str, w: &[f64; 3]) -> Result<(), ScenarioError> {
-    mocc_policy::export::validate_objective(w).map_err(|m| ScenarioError::invalid(field, m))
+    mocc_policy::objective::validate(w).map_err(|m| ScenarioError::invalid(field, m))
 }
 
 fn positive(field: &str, v: f64) -> Result<(), ScenarioError> {
@@ -700,37 +623,33 @@ impl ScenarioConfig {
                 positive(&f("controller.on_off.off_s"), off_s)?;
             }
         }
-        positive(
-            "monitor_interval.initial_delay_factor",
-            self.monitor_interval.initial_delay_factor,
-        )?;
-        positive(
-            "monitor_interval.rtt_factor",
-            self.monitor_interval.rtt_factor,
-        )?;
-        non_negative(
-            "monitor_interval.min_packets",
-            self.monitor_interval.min_packets,
-        )?;
+        self.monitor_interval
+            .validate()
+            .map_err(|(f, m)| ScenarioError::invalid(format!("monitor_interval.{f}"), m))?;
         if self.episode_mis == 0 {
             return Err(ScenarioError::invalid(
                 "episode_mis",
                 "must be >= 1 (got 0)",
             ));
         }
-        if self.observation.history_len == 0 {
-            return Err(ScenarioError::invalid(
-                "observation.history_len",
-                "must be >= 1 (got 0)",
-            ));
-        }
-        if let BaselineMode::WindowedMin { seconds } = self.observation.latency_baseline {
-            positive("observation.latency_baseline.windowed_min.seconds", seconds)?;
-        }
+        self.observation
+            .validate()
+            .map_err(|(f, m)| ScenarioError::invalid(format!("observation.{f}"), m))?;
         self.action
             .validate()
             .map_err(|e| ScenarioError::invalid("action", e.to_string()))?;
         validate_objective("objective", &self.objective)
+    }
+
+    /// A fresh MI clock for the agent sender (history, warm-up, MI sizing): the one a deployed
+    /// `Controller` of a policy trained here runs.
+    pub fn mi_clock(&self) -> MiClock {
+        MiClock::new(
+            &self.observation,
+            self.metrics,
+            self.monitor_interval,
+            self.warmup_mis,
+        )
     }
 
     /// Whether a sender is the learning agent (training needs one).

@@ -6,7 +6,7 @@ use crate::link::LinkParams;
 use crate::reward::{MiOutcome, RewardKind};
 use crate::scenario::Scenario;
 use crate::sim::{Network, Sender, SimCounters};
-use mocc_policy::{MonitorInterval, ObservationBuilder};
+use mocc_policy::{MiClock, MonitorInterval, ObservationBuilder};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -101,9 +101,9 @@ pub struct Env {
     index: u64,
     rng: ChaCha8Rng,
     net: Network,
-    obs: ObservationBuilder,
+    /// The agent's MI clock and observation history.
+    clock: MiClock,
     agent: usize,
-    mi_dur_s: f64,
     background_mi_dur_s: Vec<f64>,
     last_mis: Vec<MonitorInterval>,
     steps: u32,
@@ -125,14 +125,13 @@ impl Env {
             .map(|_| Sender::new(1.0, crate::sim::Pacing::Continuous, 0.0))
             .collect();
         let mut env = Self {
-            obs: scenario.observation_builder(),
+            clock: scenario.config().mi_clock(),
             agent: scenario.config().agent_index(),
             objective: scenario.config().objective,
             scenario,
             index,
             rng: env_rng(seed, index),
             net: Network::new(link, senders),
-            mi_dur_s: 1.0,
             background_mi_dur_s: vec![0.0; n],
             last_mis: vec![MonitorInterval::default(); n],
             steps: 0,
@@ -148,8 +147,8 @@ impl Env {
             index: self.index,
             rng: self.rng.clone(),
             net: self.net.clone(),
-            obs: self.obs.clone(),
-            mi_dur_s: self.mi_dur_s,
+            obs: self.clock.history().clone(),
+            mi_dur_s: self.clock.rtt_based_duration_s(),
             background_mi_dur_s: self.background_mi_dur_s.clone(),
             last_mis: self.last_mis.clone(),
             steps: self.steps,
@@ -174,14 +173,15 @@ impl Env {
         let mut net = snap.net;
         let (outages, trace) = scenario.shared_link_parts();
         net.link_mut().reattach(outages, trace);
+        let cfg = scenario.config();
+        let clock = MiClock::resume(snap.obs, cfg.monitor_interval, cfg.warmup_mis, snap.mi_dur_s);
         Ok(Self {
-            agent: scenario.config().agent_index(),
+            agent: cfg.agent_index(),
             scenario,
             index: snap.index,
             rng: snap.rng,
             net,
-            obs: snap.obs,
-            mi_dur_s: snap.mi_dur_s,
+            clock,
             background_mi_dur_s: snap.background_mi_dur_s,
             last_mis: snap.last_mis,
             steps: snap.steps,
@@ -197,12 +197,12 @@ impl Env {
 
     /// Observation length.
     pub fn obs_len(&self) -> usize {
-        self.obs.obs_len()
+        self.clock.history().obs_len()
     }
 
     /// The current observation (history of feature rows, oldest first).
     pub fn observation(&self) -> &[f32] {
-        self.obs.observation()
+        self.clock.observation()
     }
 
     /// The objective `w` the `mocc` reward uses.
@@ -270,19 +270,19 @@ impl Env {
             }
             self.last_mis[i] = MonitorInterval::default();
         }
-        self.mi_dur_s = initial_mi;
-        self.obs.reset();
+        self.clock.reset(delay0);
         self.steps = 0;
-        for _ in 0..cfg.warmup_mis {
-            self.run_mi();
+        while self.clock.in_warmup() {
+            let mi = self.run_mi();
+            self.clock.on_mi(&mi);
         }
     }
 
-    /// Runs the agent's MI and closes it.
+    /// Runs the agent's MI (its length by the agent's MI clock) and closes it.
     fn run_mi(&mut self) -> MonitorInterval {
         let sizing = self.scenario.config().monitor_interval;
         let rate = self.net.senders()[self.agent].rate_pps();
-        let end = self.net.now_s() + sizing.duration_s(self.mi_dur_s, rate);
+        let end = self.net.now_s() + self.clock.next_duration_s(rate);
         let durations = &mut self.background_mi_dur_s;
         let last_mis = &mut self.last_mis;
         self.net.run_until(end, &mut self.rng, |net, i| {
@@ -317,7 +317,7 @@ impl Env {
             sender.set_rate_pps(rate);
         }
         let mi = self.run_mi();
-        self.obs.record(&mi);
+        self.clock.on_mi(&mi);
         let cfg = self.scenario.config();
         let link = self.net.link();
         let outcome = MiOutcome {
@@ -329,9 +329,6 @@ impl Env {
             base_rtt_s: 2.0 * link.params_at(mi.send_end_s).delay_s,
         };
         let reward = cfg.reward.reward(&outcome, &self.objective);
-        if outcome.mean_rtt_s > 0.0 {
-            self.mi_dur_s = cfg.monitor_interval.rtt_factor * outcome.mean_rtt_s;
-        }
         self.steps += 1;
         let info = StepInfo {
             time_s: mi.send_end_s,

@@ -111,18 +111,12 @@ impl Scenario {
 
     /// A fresh observation builder for this scenario.
     pub fn observation_builder(&self) -> ObservationBuilder {
-        let o = &self.config.observation;
-        ObservationBuilder::new(
-            o.features.clone(),
-            o.history_len,
-            o.latency_baseline,
-            self.config.metrics,
-        )
+        self.config.observation.builder(self.config.metrics)
     }
 
     /// Observation length (`history_len * features`).
     pub fn obs_len(&self) -> usize {
-        self.config.observation.history_len * self.config.observation.features.len()
+        self.config.observation.obs_len()
     }
 
     /// Draws one episode's link parameters.

@@ -150,8 +150,8 @@ fn drive(mut controller: Controller, mut link: ToyLink, seconds: f64) {
         controller.reset((0.5 * link.bw_pps).clamp(rule.min_rate_pps, rule.max_rate_pps));
     let mut in_flight: VecDeque<(f64, f64, bool)> = VecDeque::new(); // (sent, event time, acked)
     let mut mi = MiCounter::default();
-    let first_mi_s = mi_spec.initial_delay_factor * link.delay_s;
-    let mut mi_end = mi_spec.duration_s(first_mi_s, rate);
+    let first_mi_s = mi_spec.sizing.initial_delay_factor * link.delay_s;
+    let mut mi_end = mi_spec.sizing.duration_s(first_mi_s, rate);
     let mut next_send = 0.0;
     let (mut mis, mut acked_total, mut rtt_sum, mut rtt_n) = (0u64, 0.0, 0.0, 0.0f64);
     println!("time_s,rate_pps,thr_pps,mean_rtt_ms,loss");
@@ -191,7 +191,7 @@ fn drive(mut controller: Controller, mut link: ToyLink, seconds: f64) {
             }
             let dur = controller
                 .next_mi_duration_s()
-                .unwrap_or_else(|| mi_spec.duration_s(first_mi_s, rate));
+                .unwrap_or_else(|| mi_spec.sizing.duration_s(first_mi_s, rate));
             mi_end += dur;
         } else {
             let now = next_send;

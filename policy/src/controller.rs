@@ -1,17 +1,13 @@
 //! A deployed sender's rate controller: fed one monitor interval's raw statistics at a time, it
-//! returns the next pacing rate, running the feature, history and rate-rule code the gym
-//! trained with.
+//! returns the next pacing rate, running the MI clock, feature, history and rate-rule code the
+//! gym trained with.
 
-use crate::export::{validate_objective, Policy, PolicyWorkspace};
-use crate::history::ObservationBuilder;
+use crate::clock::MiClock;
+use crate::export::{Policy, PolicyWorkspace};
 use crate::mi::MonitorInterval;
 use crate::net::OBJECTIVE_DIM;
+use crate::objective::{self, ObjectiveError};
 use std::sync::Arc;
-
-/// An objective that is not three positive weights summing to 1.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("objective: {0}")]
-pub struct ObjectiveError(pub String);
 
 /// One connection's controller. Cheap to create; many controllers can share one [`Policy`].
 ///
@@ -22,14 +18,12 @@ pub struct ObjectiveError(pub String);
 #[derive(Debug, Clone)]
 pub struct Controller {
     policy: Arc<Policy>,
-    history: ObservationBuilder,
+    clock: MiClock,
     workspace: PolicyWorkspace,
     objective: [f64; OBJECTIVE_DIM],
     objective_input: [f32; OBJECTIVE_DIM],
     rate_pps: f64,
-    warmup_left: u32,
     last_action: Option<f32>,
-    last_mean_rtt_s: Option<f64>,
 }
 
 impl Controller {
@@ -40,18 +34,16 @@ impl Controller {
         policy: impl Into<Arc<Policy>>,
         objective: [f64; OBJECTIVE_DIM],
     ) -> Result<Self, ObjectiveError> {
-        validate_objective(&objective).map_err(ObjectiveError)?;
+        objective::validate(&objective).map_err(ObjectiveError)?;
         let policy = policy.into();
         let start = policy.rate_rule().min_rate_pps;
         let mut c = Self {
-            history: policy.observation_builder(),
+            clock: policy.mi_clock(),
             workspace: policy.workspace(),
             objective,
             objective_input: objective.map(|w| w as f32),
             rate_pps: start,
-            warmup_left: 0,
             last_action: None,
-            last_mean_rtt_s: None,
             policy,
         };
         c.reset(start);
@@ -62,16 +54,13 @@ impl Controller {
     /// start rate, or with `warmup_mis = 0` the rate after the first decision). A start rate
     /// that is not a positive number becomes the policy's minimum rate.
     pub fn reset(&mut self, start_rate_pps: f64) -> f64 {
-        self.history.reset();
         self.rate_pps = if start_rate_pps.is_finite() && start_rate_pps > 0.0 {
             start_rate_pps
         } else {
             self.policy.rate_rule().min_rate_pps
         };
         self.last_action = None;
-        self.last_mean_rtt_s = None;
-        self.warmup_left = self.policy.spec().monitor_interval.warmup_mis;
-        if self.warmup_left == 0 {
+        if self.clock.reset(0.0) {
             self.decide();
         }
         self.rate_pps
@@ -79,25 +68,15 @@ impl Controller {
 
     /// Folds in a finished MI and returns the rate for the next one.
     pub fn on_monitor_interval(&mut self, mi: &MonitorInterval) -> f64 {
-        if self.warmup_left > 0 {
-            self.warmup_left -= 1;
-            if self.warmup_left == 0 {
-                self.decide();
-            }
-            return self.rate_pps;
+        if self.clock.on_mi(mi) {
+            self.decide();
         }
-        self.history.record(mi);
-        let rtt = mi.avg_latency_s();
-        if rtt > 0.0 {
-            self.last_mean_rtt_s = Some(rtt);
-        }
-        self.decide();
         self.rate_pps
     }
 
     fn decide(&mut self) {
         let action = self.policy.mean_action(
-            self.history.observation(),
+            self.clock.observation(),
             &self.objective_input,
             &mut self.workspace,
         );
@@ -110,7 +89,7 @@ impl Controller {
 
     /// Switches the application's objective (takes effect at the next decision).
     pub fn set_objective(&mut self, objective: [f64; OBJECTIVE_DIM]) -> Result<(), ObjectiveError> {
-        validate_objective(&objective).map_err(ObjectiveError)?;
+        objective::validate(&objective).map_err(ObjectiveError)?;
         self.objective = objective;
         self.objective_input = objective.map(|w| w as f32);
         Ok(())
@@ -133,17 +112,15 @@ impl Controller {
 
     /// The observation the next decision will see (raw, before normalization).
     pub fn observation(&self) -> &[f32] {
-        self.history.observation()
+        self.clock.observation()
     }
 
     /// Length of the next MI as trained: `rtt_factor x` the mean RTT of the last recorded MI
     /// that had RTT samples, floored at `min_packets` packets at the current rate; `None` before
     /// one (the sender then keeps `initial_delay_factor x` its one-way delay estimate, floored
-    /// the same way by `MonitorIntervalSpec::duration_s`, as the gym does through the warm-up).
+    /// the same way by `MonitorIntervalConfig::duration_s`, as the gym does through the warm-up).
     pub fn next_mi_duration_s(&self) -> Option<f64> {
-        let mi = &self.policy.spec().monitor_interval;
-        self.last_mean_rtt_s
-            .map(|rtt| mi.duration_s(mi.rtt_factor * rtt, self.rate_pps))
+        self.clock.sampled_duration_s(self.rate_pps)
     }
 
     /// The policy.

@@ -7,9 +7,11 @@
 //! objective input, provenance (config, git revision, steps) and the SHA-256 of the weights.
 //! Loading checks all of it and refuses any mismatch with an error naming the field or tensor.
 
-use crate::features::{BaselineMode, FeatureSet, MetricsVersion};
-use crate::history::ObservationBuilder;
+use crate::features::{FeatureSet, MetricsVersion};
+use crate::history::{ObservationBuilder, ObservationConfig};
+use crate::mi::MonitorIntervalConfig;
 use crate::net::{Activation, ActorNet, Dense, Mlp, Workspace, OBJECTIVE_DIM};
+use crate::clock::MiClock;
 use crate::normalize::{Normalization, Normalizer};
 use crate::rate::RateRule;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
@@ -178,48 +180,82 @@ pub struct ArchitectureSpec {
     pub log_std: f64,
 }
 
-/// How observations are built.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// How observations are built: the training scenario's [`ObservationConfig`] (flattened into
+/// this section of `policy.json`), the metric version and the frozen normalization.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ObservationSpec {
-    /// Aurora metric names per MI, in order.
-    pub features: Vec<String>,
-    /// MIs in the history, oldest first.
-    pub history_len: usize,
-    /// Baseline of the latency ratio.
-    pub latency_baseline: BaselineMode,
+    /// Features, history length and latency baseline, as the scenario had them.
+    #[serde(flatten)]
+    pub config: ObservationConfig,
     /// Metric definitions (`aurora` or `delivered`).
     pub metrics: MetricsVersion,
     /// Frozen normalization statistics.
     pub normalization: Normalization,
 }
 
-/// Monitor-interval sizing the policy was trained with.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The monitor-interval clock the policy was trained with: the scenario's
+/// [`MonitorIntervalConfig`] (flattened into this section of `policy.json`) and its warm-up.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MonitorIntervalSpec {
-    /// First MI = this x one-way propagation delay.
-    pub initial_delay_factor: f64,
-    /// Later MIs = this x the previous MI's mean RTT.
-    pub rtt_factor: f64,
-    /// No MI is shorter than the time to send this many packets at its rate (0: off; absent
-    /// in policies trained without the floor).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub min_packets: f64,
+    /// MI sizing.
+    #[serde(flatten)]
+    pub sizing: MonitorIntervalConfig,
     /// MIs at the start rate before the first decision; they are not part of the history.
     pub warmup_mis: u32,
 }
 
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
+impl<'de> Deserialize<'de> for ObservationSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut section = Section::read(d, &["features", "history_len", "latency_baseline"])?;
+        Ok(Self {
+            metrics: section.take("metrics")?,
+            normalization: section.take("normalization")?,
+            config: section.rest()?,
+        })
+    }
 }
 
-impl MonitorIntervalSpec {
-    /// The length of an MI whose RTT rule (or, before the first RTT sample,
-    /// `initial_delay_factor x` the one-way delay) gives `rtt_based_s`, sent at `rate_pps`:
-    /// floored at `min_packets` packets' sending time (`floored_mi_duration_s`).
-    pub fn duration_s(&self, rtt_based_s: f64, rate_pps: f64) -> f64 {
-        crate::mi::floored_mi_duration_s(rtt_based_s, self.min_packets, rate_pps)
+impl<'de> Deserialize<'de> for MonitorIntervalSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut section = Section::read(d, &["initial_delay_factor", "rtt_factor"])?;
+        Ok(Self {
+            warmup_mis: section.take("warmup_mis")?,
+            sizing: section.rest()?,
+        })
+    }
+}
+
+/// A `policy.json` section that holds a shared type's fields beside its own: the section's own
+/// fields are taken out by name, the rest must form the shared type (which refuses unknown
+/// fields). Fields the shared type would default are required here, since an export states
+/// everything it was trained with.
+struct Section<E> {
+    fields: serde_json::Map<String, serde_json::Value>,
+    error: std::marker::PhantomData<E>,
+}
+
+impl<E: serde::de::Error> Section<E> {
+    fn read<'de, D: serde::Deserializer<'de, Error = E>>(
+        d: D,
+        required: &[&'static str],
+    ) -> Result<Self, E> {
+        let fields = serde_json::Map::deserialize(d)?;
+        if let Some(missing) = required.iter().find(|k| !fields.contains_key(**k)) {
+            return Err(E::missing_field(missing));
+        }
+        Ok(Self {
+            fields,
+            error: std::marker::PhantomData,
+        })
+    }
+
+    fn take<T: serde::de::DeserializeOwned>(&mut self, key: &'static str) -> Result<T, E> {
+        let value = self.fields.remove(key).ok_or_else(|| E::missing_field(key))?;
+        T::deserialize(value).map_err(|e| E::custom(format!("{key}: {e}")))
+    }
+
+    fn rest<T: serde::de::DeserializeOwned>(self) -> Result<T, E> {
+        T::deserialize(serde_json::Value::Object(self.fields)).map_err(E::custom)
     }
 }
 
@@ -373,7 +409,6 @@ fn chain(field: &str, layers: &[LayerSpec], input: usize) -> Result<usize, (Stri
 #[derive(Debug, Clone)]
 pub struct Policy {
     spec: PolicySpec,
-    features: FeatureSet,
     net: ActorNet,
     normalizer: Normalizer,
     source: PathBuf,
@@ -444,7 +479,7 @@ impl Policy {
         spec_path: &Path,
         weights_path: &Path,
     ) -> Result<Self, PolicyError> {
-        let features = validate_spec(&spec, spec_path)?;
+        validate_spec(&spec, spec_path)?;
         let arch = &spec.architecture;
         let expected = expected_tensors(arch);
         for name in tensors.keys() {
@@ -492,7 +527,6 @@ impl Policy {
         let net = ActorNet::new(arch.obs_dim, preference, body, dense(&arch.head));
         let normalizer = spec.observation.normalization.normalizer();
         Ok(Self {
-            features,
             net,
             normalizer,
             source: spec_path
@@ -510,7 +544,7 @@ impl Policy {
 
     /// The observation features, in order.
     pub fn features(&self) -> &FeatureSet {
-        &self.features
+        &self.spec.observation.config.features
     }
 
     /// The folder it was loaded from.
@@ -536,12 +570,14 @@ impl Policy {
     /// A fresh observation history for one connection.
     pub fn observation_builder(&self) -> ObservationBuilder {
         let o = &self.spec.observation;
-        ObservationBuilder::new(
-            self.features.clone(),
-            o.history_len,
-            o.latency_baseline,
-            o.metrics,
-        )
+        o.config.builder(o.metrics)
+    }
+
+    /// A fresh MI clock for one connection: the history, warm-up and MI sizing trained with.
+    pub fn mi_clock(&self) -> MiClock {
+        let o = &self.spec.observation;
+        let mi = &self.spec.monitor_interval;
+        MiClock::new(&o.config, o.metrics, mi.sizing, mi.warmup_mis)
     }
 
     /// Scratch memory for [`Self::mean_action`].
@@ -617,55 +653,51 @@ fn parse_spec(path: &Path, text: &str) -> Result<PolicySpec, PolicyError> {
             supported: POLICY_FORMAT_VERSION,
         });
     }
+    check_feature_names(path, &value)?;
     serde_json::from_str(text).map_err(|e| json(e.to_string()))
 }
 
+/// Names the first unknown feature by its position, before the typed parse (whose message would
+/// not say which entry it was).
+fn check_feature_names(path: &Path, spec: &serde_json::Value) -> Result<(), PolicyError> {
+    let names = spec["observation"]["features"].as_array().into_iter().flatten();
+    for (index, name) in names.enumerate() {
+        let Some(name) = name.as_str() else { continue };
+        if name.parse::<crate::Feature>().is_err() {
+            return Err(PolicyError::UnknownFeature {
+                path: path.to_path_buf(),
+                index,
+                name: name.to_string(),
+                known: crate::Feature::ALL.map(|f| f.name()).join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Checks everything in the description that does not involve the tensors.
-fn validate_spec(spec: &PolicySpec, path: &Path) -> Result<FeatureSet, PolicyError> {
+fn validate_spec(spec: &PolicySpec, path: &Path) -> Result<(), PolicyError> {
     let invalid = |field: String, message: String| PolicyError::Invalid {
         path: path.to_path_buf(),
         field,
         message,
     };
     let o = &spec.observation;
-    for (index, name) in o.features.iter().enumerate() {
-        if name.parse::<crate::Feature>().is_err() {
-            return Err(PolicyError::UnknownFeature {
-                path: path.to_path_buf(),
-                index,
-                name: name.clone(),
-                known: crate::Feature::ALL.map(|f| f.name()).join(", "),
-            });
-        }
-    }
-    let features = FeatureSet::from_names(&o.features)
-        .map_err(|e| invalid("observation.features".into(), e.to_string()))?;
-    if o.history_len == 0 {
-        return Err(invalid(
-            "observation.history_len".into(),
-            "must be >= 1".into(),
-        ));
-    }
-    if let BaselineMode::WindowedMin { seconds } = o.latency_baseline {
-        if !(seconds.is_finite() && seconds > 0.0) {
-            return Err(invalid(
-                "observation.latency_baseline.windowed_min.seconds".into(),
-                format!("must be > 0 (got {seconds})"),
-            ));
-        }
-    }
+    o.config
+        .validate()
+        .map_err(|(f, m)| invalid(format!("observation.{f}"), m))?;
     spec.architecture
         .validate()
         .map_err(|(f, m)| invalid(f, m))?;
-    let obs_len = o.history_len * features.len();
+    let obs_len = o.config.obs_len();
     if spec.architecture.obs_dim != obs_len {
         return Err(invalid(
             "architecture.obs_dim".into(),
             format!(
                 "is {}, but history_len {} x {} features = {obs_len}",
                 spec.architecture.obs_dim,
-                o.history_len,
-                features.len()
+                o.config.history_len,
+                o.config.features.len()
             ),
         ));
     }
@@ -675,38 +707,12 @@ fn validate_spec(spec: &PolicySpec, path: &Path) -> Result<FeatureSet, PolicyErr
     spec.action
         .validate()
         .map_err(|e| invalid("action".into(), e.to_string()))?;
-    let mi = &spec.monitor_interval;
-    for (field, v) in [
-        (
-            "monitor_interval.initial_delay_factor",
-            mi.initial_delay_factor,
-        ),
-        ("monitor_interval.rtt_factor", mi.rtt_factor),
-    ] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(invalid(field.into(), format!("must be > 0 (got {v})")));
-        }
-    }
-    if !(mi.min_packets.is_finite() && mi.min_packets >= 0.0) {
-        return Err(invalid(
-            "monitor_interval.min_packets".into(),
-            format!("must be >= 0 (got {})", mi.min_packets),
-        ));
-    }
-    validate_objective(&spec.default_objective)
+    spec.monitor_interval
+        .sizing
+        .validate()
+        .map_err(|(f, m)| invalid(format!("monitor_interval.{f}"), m))?;
+    crate::objective::validate(&spec.default_objective)
         .map_err(|m| invalid("default_objective".into(), m))?;
-    Ok(features)
-}
-
-/// Checks an objective: three positive finite weights summing to 1 within 1e-6.
-pub fn validate_objective(w: &[f64; OBJECTIVE_DIM]) -> Result<(), String> {
-    if w.iter().any(|x| !x.is_finite() || *x <= 0.0) {
-        return Err(format!("weights must be positive (got {w:?})"));
-    }
-    let sum: f64 = w.iter().sum();
-    if (sum - 1.0).abs() > 1e-6 {
-        return Err(format!("weights must sum to 1 (got {w:?}, sum {sum})"));
-    }
     Ok(())
 }
 

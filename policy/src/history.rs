@@ -4,6 +4,71 @@ use crate::features::{BaselineMode, FeatureSet, LatencyBaseline, MetricsVersion}
 use crate::mi::MonitorInterval;
 use serde::{Deserialize, Serialize};
 
+/// What the agent observes: Aurora metrics per MI, how many MIs, and the latency-ratio baseline.
+///
+/// The one type for it: a gym scenario's `observation:` and an export's `policy.json` (beside
+/// the metric version and the normalization statistics) both hold it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObservationConfig {
+    /// Aurora metric names, per MI (default: sent latency inflation, latency ratio, send ratio).
+    #[serde(default = "FeatureSet::aurora")]
+    pub features: FeatureSet,
+    /// Number of MIs in the observation, oldest first (eta; Aurora: 10).
+    #[serde(default = "default_history_len")]
+    pub history_len: usize,
+    /// Baseline of `latency ratio`: `connection_min` (Aurora) or `{windowed_min: {seconds: S}}`.
+    #[serde(default)]
+    pub latency_baseline: BaselineMode,
+}
+
+fn default_history_len() -> usize {
+    10
+}
+
+impl Default for ObservationConfig {
+    fn default() -> Self {
+        Self {
+            features: FeatureSet::aurora(),
+            history_len: default_history_len(),
+            latency_baseline: BaselineMode::ConnectionMin,
+        }
+    }
+}
+
+impl ObservationConfig {
+    /// Length of one observation (`history_len x features`).
+    pub fn obs_len(&self) -> usize {
+        self.history_len * self.features.len()
+    }
+
+    /// A fresh history for one connection, with metrics as `version` defines them.
+    pub fn builder(&self, version: MetricsVersion) -> ObservationBuilder {
+        ObservationBuilder::new(
+            self.features.clone(),
+            self.history_len,
+            self.latency_baseline,
+            version,
+        )
+    }
+
+    /// Checks every value; the error is (field, message), the field relative to this section.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.history_len == 0 {
+            return Err(("history_len", "must be >= 1 (got 0)".into()));
+        }
+        if let BaselineMode::WindowedMin { seconds } = self.latency_baseline {
+            if !(seconds.is_finite() && seconds > 0.0) {
+                return Err((
+                    "latency_baseline.windowed_min.seconds",
+                    format!("must be > 0 (got {seconds})"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Turns a stream of MIs into observations: keeps the latency baseline and the history.
 ///
 /// A new connection's history holds `eta` empty MIs (Aurora's `SenderHistory`), whose rows are

@@ -3,8 +3,10 @@
 //! Everything a sender needs to turn raw monitor-interval (MI) counts into the next sending rate
 //! lives here, so that the simulator used for training (`mocc-gym`) and a deployed controller run
 //! the very same code: MI statistics ([`MonitorInterval`]), Aurora's metrics by name
-//! ([`Feature`]), the latency-ratio baseline ([`LatencyBaseline`]), the observation history
-//! ([`ObservationBuilder`]) and the rate-update rule ([`RateRule`]).
+//! ([`Feature`]), the latency-ratio baseline ([`LatencyBaseline`]), what the agent observes
+//! ([`ObservationConfig`], [`ObservationBuilder`]), MI sizing ([`MonitorIntervalConfig`]), the
+//! agent's MI clock ([`MiClock`]: warm-up, history, next MI length, when to decide), the
+//! rate-update rule ([`RateRule`]) and the [`Objective`] type.
 //!
 //! It also runs trained policies without libtorch: [`Policy::load`] reads and validates an
 //! export folder (`policy.json` + `policy.safetensors`), and a [`Controller`] turns each
@@ -12,6 +14,7 @@
 //!
 //! This crate never depends on libtorch.
 
+pub mod clock;
 pub mod controller;
 pub mod export;
 pub mod features;
@@ -19,9 +22,11 @@ pub mod history;
 pub mod mi;
 pub mod net;
 pub mod normalize;
+pub mod objective;
 pub mod rate;
 
-pub use controller::{Controller, ObjectiveError};
+pub use clock::MiClock;
+pub use controller::Controller;
 pub use export::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, NamedTensors, ObservationSpec, Policy,
     PolicyError, PolicySpec, PolicyWorkspace, Provenance, WeightsSpec, POLICY_FORMAT_VERSION,
@@ -31,10 +36,11 @@ pub use features::{
     BaselineMode, Feature, FeatureError, FeatureSet, LatencyBaseline, MetricsVersion,
     NO_BASELINE_LATENCY_S,
 };
-pub use history::ObservationBuilder;
-pub use mi::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
+pub use history::{ObservationBuilder, ObservationConfig};
+pub use mi::{MonitorInterval, MonitorIntervalConfig, RttSummary, BYTES_PER_PACKET};
 pub use net::{Activation, OBJECTIVE_DIM};
 pub use normalize::{
     normalize_value, Normalization, Normalizer, DEFAULT_OBS_CLIP, DEFAULT_OBS_EPS,
 };
+pub use objective::{Objective, ObjectiveError};
 pub use rate::{RateError, RateRule};

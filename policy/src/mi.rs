@@ -193,10 +193,82 @@ impl MonitorInterval {
     }
 }
 
+/// Monitor-interval sizing: the first MIs last `initial_delay_factor` one-way delays, later ones
+/// `rtt_factor` times the previous MI's mean RTT (kept when it had no sample). With
+/// `min_packets > 0` no MI is shorter than the time to send that many packets at the MI's rate.
+///
+/// The one type for it: a gym scenario's `monitor_interval:` and an export's
+/// `policy.json` (beside `warmup_mis`) both hold it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorIntervalConfig {
+    /// First MI length in one-way propagation delays (Aurora: 3).
+    #[serde(default = "default_initial_delay_factor")]
+    pub initial_delay_factor: f64,
+    /// Later MI length in mean RTTs of the previous MI (Aurora: 0.5).
+    #[serde(default = "default_rtt_factor")]
+    pub rtt_factor: f64,
+    /// Fewest packets an MI spans at its sending rate (0: off, Aurora's rule). At a few packets
+    /// per MI the acknowledgements that fall into an MI swing its send ratio between 1, 2 and 3
+    /// without any loss; PCC Vivace sizes its MIs with such a floor for the same reason.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_packets: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn default_initial_delay_factor() -> f64 {
+    3.0
+}
+
+fn default_rtt_factor() -> f64 {
+    0.5
+}
+
+impl Default for MonitorIntervalConfig {
+    fn default() -> Self {
+        Self {
+            initial_delay_factor: default_initial_delay_factor(),
+            rtt_factor: default_rtt_factor(),
+            min_packets: 0.0,
+        }
+    }
+}
+
+impl MonitorIntervalConfig {
+    /// The length of an MI whose RTT rule (or, before the first RTT sample,
+    /// `initial_delay_factor x` the one-way delay) gives `rtt_based_s`, sent at `rate_pps`:
+    /// floored at `min_packets` packets' sending time ([`floored_mi_duration_s`]).
+    pub fn duration_s(&self, rtt_based_s: f64, rate_pps: f64) -> f64 {
+        floored_mi_duration_s(rtt_based_s, self.min_packets, rate_pps)
+    }
+
+    /// Checks every value; the error is (field, message), the field relative to this section.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        for (field, v) in [
+            ("initial_delay_factor", self.initial_delay_factor),
+            ("rtt_factor", self.rtt_factor),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err((field, format!("must be > 0 (got {v})")));
+            }
+        }
+        if !(self.min_packets.is_finite() && self.min_packets >= 0.0) {
+            return Err((
+                "min_packets",
+                format!("must be >= 0 (got {})", self.min_packets),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The length of an MI that the RTT rule (or the first MI's delay rule) sizes at `rtt_based_s`,
 /// paced at `rate_pps`, floored at the time to send `min_packets` packets (no floor at 0). The one
-/// owner of the rule: the gym's `MonitorIntervalConfig` and the export's `MonitorIntervalSpec`
-/// both call it, so training, evaluation and deployment size MIs alike.
+/// owner of the rule: [`MonitorIntervalConfig::duration_s`] (the MI clock's sizing) calls it, so
+/// training, evaluation and deployment size MIs alike.
 pub fn floored_mi_duration_s(rtt_based_s: f64, min_packets: f64, rate_pps: f64) -> f64 {
     if min_packets > 0.0 && rate_pps > 0.0 {
         rtt_based_s.max(min_packets / rate_pps)

@@ -305,17 +305,18 @@ fn mi_packet_floor_round_trips_and_sizes_the_controllers_mis() {
             .unwrap()
             .spec()
             .monitor_interval
+            .sizing
             .min_packets,
         0.0
     );
     let _ = std::fs::remove_dir_all(&dir);
 
     let (mut spec, _) = random_policy(true, 7);
-    spec.monitor_interval.min_packets = 10.0;
+    spec.monitor_interval.sizing.min_packets = 10.0;
     let dir = temp_dir("mi-floor-on");
     Policy::write(&dir, spec, &tensors).expect("writes");
     let policy = std::sync::Arc::new(Policy::load(&dir).unwrap());
-    assert_eq!(policy.spec().monitor_interval.min_packets, 10.0);
+    assert_eq!(policy.spec().monitor_interval.sizing.min_packets, 10.0);
     let mut c = Controller::new(policy.clone(), [0.6, 0.3, 0.1]).unwrap();
     c.reset(200.0);
     let mut floored = 0;

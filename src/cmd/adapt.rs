@@ -2,7 +2,8 @@
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use mocc_training::adapt::{parse_objective, read_pool, start_adaptation, AdaptSpec, POOL_FILE};
+use mocc_policy::objective::parse as parse_objective;
+use mocc_training::adaptation::{read_pool, start_adaptation, AdaptSpec, POOL_FILE};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -2,8 +2,8 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use mocc_training::adapt::{read_pool, seen_objectives};
-use mocc_training::checkpoint;
+use mocc_training::adaptation::{read_pool, seen_objectives};
+use mocc_training::checkpoint::Checkpoint;
 use mocc_training::eval::Suite;
 use mocc_training::experiment::{
     run_adaptation_experiment, sample_new_objectives, AdaptationExperiment,
@@ -60,7 +60,7 @@ struct AdaptationArgs {
     smoothing: usize,
     /// Old objective of the forgetting runs, e.g. 0.8,0.1,0.1 (default: the landmark whose
     /// throughput/latency trade-off is farthest from the first new objective's).
-    #[arg(long, value_parser = mocc_training::adapt::parse_objective)]
+    #[arg(long, value_parser = mocc_policy::objective::parse)]
     old_objective: Option<[f64; 3]>,
     /// Output folder.
     #[arg(long, default_value = "runs/adaptation")]
@@ -74,8 +74,8 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         anyhow::bail!("--snapshot-every and --k must be >= 1");
     }
     let ckpt =
-        checkpoint::resolve(&a.from).with_context(|| format!("cannot use {}", a.from.display()))?;
-    let (state, _) = checkpoint::load(&ckpt)?;
+        Checkpoint::open(&a.from).with_context(|| format!("cannot use {}", a.from.display()))?;
+    let state = &ckpt.state;
     let objectives = match &a.objectives {
         Some(p) => read_pool(p)
             .map_err(anyhow::Error::msg)
@@ -86,7 +86,7 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         }
     };
     let exp = AdaptationExperiment {
-        from: ckpt,
+        from: ckpt.path.clone(),
         objectives,
         iterations: a.iterations,
         scratch_iterations: a.scratch_iterations,

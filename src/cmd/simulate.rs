@@ -35,7 +35,7 @@ pub struct SimulateArgs {
     policy: Option<PathBuf>,
     /// Objective (throughput, latency, loss weights) given to --policy, e.g. 0.6,0.3,0.1
     /// (default: the policy's training default).
-    #[arg(long, requires = "policy", value_parser = mocc_training::adapt::parse_objective)]
+    #[arg(long, requires = "policy", value_parser = mocc_policy::objective::parse)]
     objective: Option<[f64; 3]>,
     /// Number of MIs to record (after the reset's warm-up MIs).
     #[arg(long, default_value_t = 400)]

@@ -6,7 +6,7 @@
 //! split, `replay_fraction` of them running the drawn objective, and the PPO loss is the sum of
 //! the two objectives' losses (`mocc_agents::grouped_ppo_loss`).
 
-use crate::landmarks::Objective;
+use mocc_policy::objective::{self, validate_field, Objective};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -40,17 +40,12 @@ fn default_replay_fraction() -> f64 {
     0.5
 }
 
-/// Checks an objective: three positive finite weights summing to 1 within 1e-6.
-pub fn validate_objective(field: &str, w: &Objective) -> Result<(), String> {
-    mocc_policy::export::validate_objective(w).map_err(|m| format!("{field}: {m}"))
-}
-
 impl AdaptConfig {
     /// Checks every value for a run of `envs` envs; the message starts with the field.
     pub fn validate(&self, envs: usize) -> Result<(), String> {
-        validate_objective("adapt.objective", &self.objective)?;
+        validate_field("adapt.objective", &self.objective)?;
         for (i, w) in self.pool.iter().enumerate() {
-            validate_objective(&format!("adapt.pool[{i}]"), w)?;
+            validate_field(&format!("adapt.pool[{i}]"), w)?;
         }
         if self.replay {
             if self.pool.is_empty() {
@@ -106,16 +101,11 @@ impl AdaptConfig {
     /// The pool after this adaptation: the old pool plus the new objective (once).
     pub fn pool_after(&self) -> Vec<Objective> {
         let mut pool = self.pool.clone();
-        if !pool.iter().any(|w| same_objective(w, &self.objective)) {
+        if !pool.iter().any(|w| objective::same(w, &self.objective)) {
             pool.push(self.objective);
         }
         pool
     }
-}
-
-/// Equal within 1e-9 per weight.
-pub fn same_objective(a: &Objective, b: &Objective) -> bool {
-    a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9)
 }
 
 /// Uniform index in `0..len` for (seed, update).
@@ -123,23 +113,6 @@ pub fn replay_index(seed: u64, update: u64, len: usize) -> usize {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_4E91_A7C0_0001);
     rng.set_stream(update);
     rng.random_range(0..len.max(1))
-}
-
-/// Parses `a,b,c` into an objective and validates it.
-pub fn parse_objective(s: &str) -> Result<Objective, String> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    let [a, b, c] = parts.as_slice() else {
-        return Err(format!(
-            "expected three comma-separated weights (throughput, latency, loss), got {s:?}"
-        ));
-    };
-    let num = |x: &str| {
-        x.parse::<f64>()
-            .map_err(|_| format!("not a number: {x:?} in {s:?}"))
-    };
-    let w = [num(a)?, num(b)?, num(c)?];
-    mocc_policy::export::validate_objective(&w)?;
-    Ok(w)
 }
 
 #[cfg(test)]
@@ -170,7 +143,7 @@ mod tests {
         let mut counts = [0u64; 10];
         for u in 0..draws {
             let w = c.replayed(7, u).unwrap();
-            let k = pool.iter().position(|p| same_objective(p, &w)).unwrap();
+            let k = pool.iter().position(|p| objective::same(p, &w)).unwrap();
             counts[k] += 1;
         }
         let expected = draws as f64 / 10.0;
@@ -207,7 +180,7 @@ mod tests {
     }
 
     #[test]
-    fn validation_and_parsing_name_the_problem() {
+    fn validation_names_the_field() {
         assert!(cfg(vec![])
             .validate(8)
             .unwrap_err()
@@ -224,124 +197,6 @@ mod tests {
             .validate(8)
             .unwrap_err()
             .starts_with("adapt.pool[0]"));
-        assert_eq!(
-            parse_objective("0.25, 0.45,0.30").unwrap(),
-            [0.25, 0.45, 0.30]
-        );
-        assert!(parse_objective("0.5,0.5").unwrap_err().contains("three"));
-        assert!(parse_objective("0.5,0.5,0.5")
-            .unwrap_err()
-            .contains("sum to 1"));
-        assert!(parse_objective("1,0,0").unwrap_err().contains("positive"));
-        assert!(parse_objective("a,0.5,0.5")
-            .unwrap_err()
-            .contains("not a number"));
     }
 }
 
-/// What `mocc adapt` does.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AdaptSpec {
-    /// The pretrained checkpoint (or run folder).
-    pub from: std::path::PathBuf,
-    /// The new objective.
-    pub objective: Objective,
-    /// PPO iterations (updates).
-    pub iterations: u64,
-    /// Replay the pool.
-    pub replay: bool,
-    /// Fraction of envs on the replayed objective.
-    pub replay_fraction: f64,
-    /// The pool; default: the checkpoint's landmarks plus every objective it adapted to.
-    pub pool: Option<Vec<Objective>>,
-    /// Seed (default: the checkpoint's).
-    pub seed: Option<u64>,
-}
-
-/// File in an adaptation's run folder holding the pool after it (objectives seen so far).
-pub const POOL_FILE: &str = "pool.json";
-
-/// The objectives a checkpoint has seen: its landmarks (MOCC runs), its adaptation's pool and
-/// objective (adapted runs), else its scenario's objective.
-pub fn seen_objectives(config: &crate::config::TrainConfig) -> Result<Vec<Objective>, String> {
-    if let Some(a) = &config.adapt {
-        return Ok(a.pool_after());
-    }
-    if let Some(m) = &config.mocc {
-        let l = crate::landmarks::Landmarks::from_spec(&m.landmarks)?;
-        return Ok(l.points().to_vec());
-    }
-    match &config.scenario {
-        crate::config::ScenarioRef::Inline(s) => Ok(vec![s.objective]),
-        crate::config::ScenarioRef::Path(_) => Ok(Vec::new()),
-    }
-}
-
-/// Reads a pool file: a YAML or JSON list of objectives (a `pool.json` an adaptation wrote).
-pub fn read_pool(path: &std::path::Path) -> Result<Vec<Objective>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let pool: Vec<Objective> =
-        serde_saphyr::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    for (i, w) in pool.iter().enumerate() {
-        validate_objective(&format!("{}: [{i}]", path.display()), w)?;
-    }
-    Ok(pool)
-}
-
-/// The training config of an adaptation: the pretrained run's config (scenario, networks,
-/// PPO settings, envs) with the landmark schedule replaced by the `adapt` section and a budget
-/// of `iterations` updates.
-pub fn adaptation_config(
-    state: &crate::checkpoint::CheckpointState,
-    spec: &AdaptSpec,
-) -> Result<crate::config::LoadedConfig, crate::config::ConfigError> {
-    let mut config = state.config.clone();
-    let pool = match &spec.pool {
-        Some(p) => p.clone(),
-        None => seen_objectives(&state.config).map_err(crate::config::ConfigError::Override)?,
-    };
-    config.mocc = None;
-    config.adapt = Some(AdaptConfig {
-        objective: spec.objective,
-        replay: spec.replay,
-        replay_fraction: spec.replay_fraction,
-        pool,
-    });
-    if let crate::config::ScenarioRef::Inline(s) = &mut config.scenario {
-        s.objective = spec.objective;
-    }
-    config.seed = spec.seed.unwrap_or(config.seed);
-    let batch = (config.ppo.num_steps * config.envs) as u64;
-    config.budget.env_steps = spec.iterations.max(1) * batch;
-    let loaded = crate::config::LoadedConfig {
-        config,
-        path: state.config_path.clone(),
-    };
-    loaded.validate()?;
-    Ok(loaded)
-}
-
-/// A trainer ready to adapt `spec.from` into `run_dir`, with the pool written to
-/// `run_dir/pool.json`.
-pub fn start_adaptation(
-    spec: &AdaptSpec,
-    run_dir: &std::path::Path,
-) -> Result<crate::trainer::Trainer, crate::trainer::TrainError> {
-    let ckpt = crate::checkpoint::resolve(&spec.from)?;
-    let (state, _) = crate::checkpoint::load(&ckpt)?;
-    let loaded = adaptation_config(&state, spec)?;
-    let mut trainer = crate::trainer::Trainer::new(&loaded, run_dir)?;
-    trainer.load_pretrained(&ckpt)?;
-    let pool = loaded
-        .config
-        .adapt
-        .as_ref()
-        .map(AdaptConfig::pool_after)
-        .unwrap_or_default();
-    let path = run_dir.join(POOL_FILE);
-    let json = serde_json::to_string_pretty(&pool)
-        .map_err(|e| crate::trainer::TrainError::Incompatible(e.to_string()))?;
-    std::fs::write(&path, json + "\n")
-        .map_err(|source| crate::trainer::TrainError::Io { path, source })?;
-    Ok(trainer)
-}

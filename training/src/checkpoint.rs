@@ -3,15 +3,16 @@
 //! completed checkpoint loadable. `model.safetensors` holds the weights and Adam's moments;
 //! `state.json` the resolved config, counters, obs-normalization statistics and RNG states.
 
-use crate::config::TrainConfig;
+use crate::config::{ConfigError, LoadedConfig, TrainConfig};
 use crate::schedule::MoccSchedule;
-use mocc_agents::{RewardScaler, RunningMeanStd};
+use mocc_agents::{load_weights, resolve_device, ActorCritic, RewardScaler, RunningMeanStd};
+use mocc_gym::Scenario;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tch::Tensor;
+use tch::{nn, Device, Tensor};
 
 /// Format version of `state.json`.
 pub const CHECKPOINT_FORMAT: u32 = 1;
@@ -226,6 +227,83 @@ pub fn load(path: &Path) -> Result<(CheckpointState, HashMap<String, Tensor>), C
         message: e.to_string(),
     })?;
     Ok((state, tensors.into_iter().collect()))
+}
+
+/// A checkpoint loaded from disk: where it is, its state and its tensors. Every command that
+/// starts from a checkpoint (resume, adapt, eval, export, experiments) opens it through here.
+pub struct Checkpoint {
+    /// The checkpoint folder.
+    pub path: PathBuf,
+    /// Config, counters, statistics, RNGs, env snapshots, schedule.
+    pub state: CheckpointState,
+    /// Weights and Adam's moments by name.
+    pub tensors: HashMap<String, Tensor>,
+}
+
+/// A checkpoint's actor-critic, frozen on a device, with the observation statistics it acts on.
+pub struct FrozenModel {
+    /// Holds the variables alive.
+    pub vs: nn::VarStore,
+    /// The network.
+    pub model: ActorCritic,
+    /// Observation statistics (normalize raw observations with them before `model`).
+    pub obs_norm: RunningMeanStd,
+    /// Where the model lives.
+    pub device: Device,
+}
+
+impl Checkpoint {
+    /// Opens a checkpoint folder, or a run folder's newest checkpoint.
+    pub fn open(path: &Path) -> Result<Self, CheckpointError> {
+        let path = resolve(path)?;
+        let (state, tensors) = load(&path)?;
+        Ok(Self {
+            path,
+            state,
+            tensors,
+        })
+    }
+
+    /// The run's config, anchored where the run's config file was.
+    pub fn loaded_config(&self) -> LoadedConfig {
+        LoadedConfig {
+            config: self.state.config.clone(),
+            path: self.state.config_path.clone(),
+        }
+    }
+
+    /// The run folder that holds this checkpoint (`<run>/checkpoints/ckpt-N`).
+    pub fn run_dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    /// The scenario the run trained on.
+    pub fn scenario(&self) -> Result<Scenario, ConfigError> {
+        self.loaded_config().scenario()
+    }
+
+    /// The run's device, or the CPU when that device is not here.
+    pub fn device(&self) -> Device {
+        resolve_device(self.state.config.device).unwrap_or(Device::Cpu)
+    }
+
+    /// The network for observations of `obs_dim` on `device`, weights loaded and frozen.
+    pub fn frozen_model(&self, obs_dim: usize, device: Device) -> Result<FrozenModel, String> {
+        let mut vs = nn::VarStore::new(device);
+        let model = ActorCritic::new(&vs.root(), self.state.config.agent.architecture(obs_dim));
+        load_weights(&vs, &self.tensors).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        vs.freeze();
+        Ok(FrozenModel {
+            vs,
+            model,
+            obs_norm: self.state.obs_norm.clone(),
+            device,
+        })
+    }
 }
 
 /// The score (recent mean return) stored in a checkpoint, if readable.

@@ -1,11 +1,10 @@
 //! `mocc eval`: run a policy deterministically (action = mean) on every network x objective x
 //! seed of a suite file and report per-run network metrics and rewards.
 
-use crate::checkpoint::{self, CheckpointError};
-use crate::config::LoadedConfig;
+use crate::checkpoint::{Checkpoint, CheckpointError, FrozenModel};
 use crate::export;
 use crate::figures::{FairnessSpec, FriendlinessSpec, SweepSpec, TimeSeriesSpec};
-use mocc_agents::{load_weights, resolve_device, ActorCritic, RunningMeanStd};
+use crate::mi_stats::MiStats;
 use mocc_gym::reward::{aurora_reward, mocc_reward};
 use mocc_gym::{
     Action, ClassicKind, ControllerConfig, Env, MiOutcome, Range, Scenario, ScenarioConfig,
@@ -14,7 +13,6 @@ use mocc_gym::{
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tch::{nn, Device};
 
 /// Errors of evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -225,7 +223,7 @@ pub struct LoadedPolicy {
 }
 
 enum PolicyModel {
-    Checkpoint(Box<CheckpointModel>),
+    Checkpoint(Box<FrozenModel>),
     Export(Box<mocc_policy::Policy>),
     /// A sender that sets its own rate (a classic controller or a constant rate): it is the
     /// observed sender, and actions are ignored.
@@ -254,13 +252,6 @@ pub fn baseline_sender(name: &str) -> Option<Result<SenderConfig, String>> {
     })
 }
 
-struct CheckpointModel {
-    _vs: nn::VarStore,
-    model: ActorCritic,
-    obs_norm: RunningMeanStd,
-    device: Device,
-}
-
 impl LoadedPolicy {
     /// Loads an export folder (it holds `policy.json`), a checkpoint folder, or a run folder
     /// (its newest checkpoint).
@@ -282,32 +273,16 @@ impl LoadedPolicy {
                 model: PolicyModel::Export(Box::new(policy)),
             });
         }
-        let ckpt = checkpoint::resolve(path)?;
-        let (state, tensors) = checkpoint::load(&ckpt)?;
-        let loaded = LoadedConfig {
-            config: state.config.clone(),
-            path: state.config_path.clone(),
-        };
-        let scenario = loaded.scenario().map_err(|e| {
-            EvalError::Policy(format!("training scenario of {}: {e}", ckpt.display()))
+        let ckpt = Checkpoint::open(path)?;
+        let scenario = ckpt.scenario().map_err(|e| {
+            EvalError::Policy(format!("training scenario of {}: {e}", ckpt.path.display()))
         })?;
-        let device = resolve_device(state.config.device).unwrap_or(Device::Cpu);
-        let mut vs = nn::VarStore::new(device);
-        let model = ActorCritic::new(
-            &vs.root(),
-            state.config.agent.architecture(scenario.obs_len()),
-        );
-        load_weights(&vs, &tensors)
-            .map_err(|e| EvalError::Policy(format!("{}: {e}", ckpt.display())))?;
-        vs.freeze();
+        let frozen = ckpt
+            .frozen_model(scenario.obs_len(), ckpt.device())
+            .map_err(EvalError::Policy)?;
         Ok(Self {
             name: path.display().to_string(),
-            model: PolicyModel::Checkpoint(Box::new(CheckpointModel {
-                _vs: vs,
-                model,
-                obs_norm: state.obs_norm,
-                device,
-            })),
+            model: PolicyModel::Checkpoint(Box::new(frozen)),
             scenario: scenario.config().clone(),
         })
     }
@@ -473,20 +448,15 @@ fn network_scenario(
     Scenario::new(cfg, None)
 }
 
+/// One run's sums: the network statistics and both rewards per MI.
 #[derive(Default)]
-struct Acc {
-    util: f64,
-    thr: f64,
-    rtt: f64,
-    rtt_ratio: f64,
-    rtt_n: f64,
-    loss: f64,
+struct RunSums {
+    net: MiStats,
     aurora: f64,
     mocc: f64,
-    n: f64,
 }
 
-impl Acc {
+impl RunSums {
     fn add(&mut self, i: &StepInfo, w: &[f64; 3]) {
         let o = MiOutcome {
             throughput_pps: i.metric_thr_pps,
@@ -496,17 +466,22 @@ impl Acc {
             capacity_pps: i.capacity_pps,
             base_rtt_s: i.base_rtt_s,
         };
-        self.util += i.utilization;
-        self.thr += i.throughput_pps;
-        if i.mean_rtt_s > 0.0 {
-            self.rtt += i.mean_rtt_s;
-            self.rtt_ratio += i.mean_rtt_s / i.base_rtt_s;
-            self.rtt_n += 1.0;
-        }
-        self.loss += i.loss;
+        self.net.add(i);
         self.aurora += aurora_reward(&o);
         self.mocc += mocc_reward(&o, w);
-        self.n += 1.0;
+    }
+
+    fn metrics(&self) -> RunMetrics {
+        let n = self.net.mis().max(1) as f64;
+        RunMetrics {
+            utilization: self.net.utilization(),
+            thr_pps: self.net.throughput_pps(),
+            mean_rtt_s: self.net.mean_rtt_s(),
+            rtt_ratio: self.net.rtt_ratio(),
+            loss: self.net.loss(),
+            aurora_reward: self.aurora / n,
+            mocc_reward: self.mocc / n,
+        }
     }
 }
 
@@ -521,7 +496,7 @@ pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, Ev
             for &seed in &suite.seeds {
                 let mut env = Env::new(scenario.clone(), seed, 0);
                 env.set_objective(*w);
-                envs.push((env, *w, seed, Acc::default()));
+                envs.push((env, *w, seed, RunSums::default()));
             }
         }
         let d = scenario.obs_len();
@@ -540,9 +515,7 @@ pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, Ev
                 acc.add(&step.info, w);
             }
         }
-        for (_, w, seed, a) in envs {
-            let n = a.n.max(1.0);
-            let rn = a.rtt_n.max(1.0);
+        for (_, w, seed, sums) in envs {
             rows.push(EvalRow {
                 policy: policy.name().to_string(),
                 network: net.label(),
@@ -550,15 +523,7 @@ pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, Ev
                 w_lat: w[1],
                 w_loss: w[2],
                 seed,
-                metrics: RunMetrics {
-                    utilization: a.util / n,
-                    thr_pps: a.thr / n,
-                    mean_rtt_s: a.rtt / rn,
-                    rtt_ratio: a.rtt_ratio / rn,
-                    loss: a.loss / n,
-                    aurora_reward: a.aurora / n,
-                    mocc_reward: a.mocc / n,
-                },
+                metrics: sums.metrics(),
             });
         }
     }

@@ -14,8 +14,8 @@
 //!    first trained on the old objective then fine-tuned on the new one. The worst relative
 //!    drop of each is reported.
 
-use crate::adapt::{start_adaptation, AdaptSpec};
-use crate::checkpoint::{self, CheckpointError};
+use crate::adaptation::{start_adaptation, AdaptSpec};
+use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{ConfigError, LoadedConfig, Preset};
 use crate::eval::{evaluate, EvalError, LoadedPolicy, Suite};
 use crate::landmarks::Objective;
@@ -300,19 +300,17 @@ pub fn run_adaptation_experiment(
             "iteration counts must be >= 1".into(),
         ));
     }
-    let ckpt = checkpoint::resolve(&exp.from)?;
-    let (state, _) = checkpoint::load(&ckpt)?;
-    let base = LoadedConfig {
-        config: state.config.clone(),
-        path: state.config_path.clone(),
-    };
+    let ckpt = Checkpoint::open(&exp.from)?;
+    let base = ckpt.loaded_config();
     if !base.config.agent.architecture(1).takes_objective() {
         return Err(ExperimentError::Invalid(format!(
             "{}: not a MOCC model (its network does not take the objective)",
-            ckpt.display()
+            ckpt.path.display()
         )));
     }
-    let pool = crate::adapt::seen_objectives(&state.config).map_err(ExperimentError::Invalid)?;
+    let pool =
+        crate::adaptation::seen_objectives(&base.config).map_err(ExperimentError::Invalid)?;
+    let ckpt = ckpt.path;
     std::fs::create_dir_all(&exp.out).map_err(io_err(&exp.out))?;
     let mut results = Vec::new();
     let mut curves = Vec::new();
@@ -617,7 +615,7 @@ mod tests {
         let ws = sample_new_objectives(6, 3, &pool);
         assert_eq!(ws.len(), 6);
         for w in &ws {
-            crate::adapt::validate_objective("w", w).unwrap();
+            mocc_policy::objective::validate(w).unwrap();
             assert!(w.iter().all(|&x| x >= 0.049), "{w:?}");
             for p in &pool {
                 assert!(w.iter().zip(p).any(|(a, b)| (a - b).abs() >= 0.05));

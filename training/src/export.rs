@@ -2,10 +2,8 @@
 //! (`policy.json` + `policy.safetensors`, optionally a TorchScript `policy.pt`), and rebuilds
 //! the gym setup an export was trained with so `mocc eval` / `mocc simulate` can run it.
 
-use crate::checkpoint::{self, CheckpointError};
-use crate::config::LoadedConfig;
-use mocc_agents::{load_weights, to_vec, ActorCritic, Architecture, RunningMeanStd};
-use mocc_gym::config::{MonitorIntervalConfig, ObservationConfig};
+use crate::checkpoint::{Checkpoint, CheckpointError};
+use mocc_agents::{to_vec, ActorCritic, Architecture, RunningMeanStd};
 use mocc_gym::ScenarioConfig;
 use mocc_policy::{
     MonitorIntervalSpec, NamedTensors, ObservationSpec, Policy, PolicyError, PolicySpec,
@@ -13,7 +11,7 @@ use mocc_policy::{
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use tch::{nn, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 /// File name of the optional TorchScript module.
 pub const TORCHSCRIPT_FILE: &str = "policy.pt";
@@ -55,22 +53,17 @@ pub fn policy_spec(
     scenario: &ScenarioConfig,
     provenance: Provenance,
 ) -> PolicySpec {
-    let o = &scenario.observation;
     PolicySpec {
         format_version: POLICY_FORMAT_VERSION,
         architecture: arch.actor_spec(log_std),
         observation: ObservationSpec {
-            features: o.features.names().into_iter().map(String::from).collect(),
-            history_len: o.history_len,
-            latency_baseline: o.latency_baseline,
+            config: scenario.observation.clone(),
             metrics: scenario.metrics,
             normalization: obs_norm.frozen(),
         },
         action: scenario.action,
         monitor_interval: MonitorIntervalSpec {
-            initial_delay_factor: scenario.monitor_interval.initial_delay_factor,
-            rtt_factor: scenario.monitor_interval.rtt_factor,
-            min_packets: scenario.monitor_interval.min_packets,
+            sizing: scenario.monitor_interval,
             warmup_mis: scenario.warmup_mis,
         },
         default_objective: scenario.objective,
@@ -107,17 +100,13 @@ pub fn export_checkpoint(
     out: &Path,
     options: &ExportOptions,
 ) -> Result<PolicySpec, ExportError> {
-    let ckpt = checkpoint::resolve(checkpoint_path)?;
-    let (state, tensors) = checkpoint::load(&ckpt)?;
+    let ckpt = Checkpoint::open(checkpoint_path)?;
+    let (state, tensors) = (&ckpt.state, &ckpt.tensors);
     let mismatch = |message: String| ExportError::Mismatch {
-        path: ckpt.clone(),
+        path: ckpt.path.clone(),
         message,
     };
-    let loaded = LoadedConfig {
-        config: state.config.clone(),
-        path: state.config_path.clone(),
-    };
-    let scenario = loaded
+    let scenario = ckpt
         .scenario()
         .map_err(|e| mismatch(format!("training scenario: {e}")))?;
     let arch = state.config.agent.architecture(scenario.obs_len());
@@ -126,7 +115,7 @@ pub fn export_checkpoint(
         .map(|t| t.double_value(&[0]))
         .map(|v| arch.acting_log_std(v))
         .ok_or_else(|| mismatch("lacks weight log_std".into()))?;
-    let weights = actor_tensors(&arch, &tensors).map_err(mismatch)?;
+    let weights = actor_tensors(&arch, tensors).map_err(mismatch)?;
     let provenance = Provenance {
         config_name: state
             .config_path
@@ -135,7 +124,7 @@ pub fn export_checkpoint(
             .unwrap_or_default(),
         config_path: portable(&state.config_path),
         git_revision: state.git_revision.clone(),
-        checkpoint: portable(&ckpt),
+        checkpoint: portable(&ckpt.path),
         env_steps: state.counters.env_steps,
         exported_by: options.exported_by.clone(),
     };
@@ -148,24 +137,13 @@ pub fn export_checkpoint(
     );
     let spec = Policy::write(out, spec, &weights)?;
     if options.torchscript {
-        let (_vs, model) = model_from_tensors(&ckpt, &arch, &tensors).map_err(mismatch)?;
-        write_torchscript(&model, &state.obs_norm, &out.join(TORCHSCRIPT_FILE))
+        let frozen = ckpt
+            .frozen_model(scenario.obs_len(), tch::Device::Cpu)
+            .map_err(mismatch)?;
+        write_torchscript(&frozen.model, &state.obs_norm, &out.join(TORCHSCRIPT_FILE))
             .map_err(mismatch)?;
     }
     Ok(spec)
-}
-
-/// Rebuilds the actor-critic of a checkpoint on the CPU, frozen.
-fn model_from_tensors(
-    ckpt: &Path,
-    arch: &Architecture,
-    tensors: &HashMap<String, Tensor>,
-) -> Result<(nn::VarStore, ActorCritic), String> {
-    let mut vs = nn::VarStore::new(tch::Device::Cpu);
-    let model = ActorCritic::new(&vs.root(), arch.clone());
-    load_weights(&vs, tensors).map_err(|e| format!("{}: {e}", ckpt.display()))?;
-    vs.freeze();
-    Ok((vs, model))
 }
 
 /// Traces the actor with its frozen normalization into a TorchScript module at `path`:
@@ -209,20 +187,11 @@ pub fn write_torchscript(
 /// sizing on the default link (callers replace the link and senders).
 pub fn export_scenario(policy: &Policy) -> ScenarioConfig {
     let spec = policy.spec();
-    let o = &spec.observation;
     ScenarioConfig {
-        monitor_interval: MonitorIntervalConfig {
-            initial_delay_factor: spec.monitor_interval.initial_delay_factor,
-            rtt_factor: spec.monitor_interval.rtt_factor,
-            min_packets: spec.monitor_interval.min_packets,
-        },
+        monitor_interval: spec.monitor_interval.sizing,
         warmup_mis: spec.monitor_interval.warmup_mis,
-        observation: ObservationConfig {
-            features: policy.features().clone(),
-            history_len: o.history_len,
-            latency_baseline: o.latency_baseline,
-        },
-        metrics: o.metrics,
+        observation: spec.observation.config.clone(),
+        metrics: spec.observation.metrics,
         action: spec.action,
         objective: spec.default_objective,
         ..ScenarioConfig::default()

@@ -8,7 +8,7 @@ use mocc_gym::{
     env_rng, ClassicCc, ControllerConfig, Network, Range, Scenario, ScenarioConfig, ScenarioError,
     Sender, SenderConfig, StartRate,
 };
-use mocc_policy::{MonitorInterval, ObservationBuilder};
+use mocc_policy::{MiClock, MonitorInterval};
 use serde::{Deserialize, Serialize};
 
 /// One flow of a multi-flow run.
@@ -47,12 +47,6 @@ pub struct FlowRates {
     pub starts: Vec<f64>,
 }
 
-/// The learned part of a flow: history, MI clock, rate rule.
-struct LearnedState {
-    builder: ObservationBuilder,
-    warmup_left: u32,
-    mi_dur_s: f64,
-}
 
 /// Runs the flows for `duration_s` and samples each flow's delivery rate every `window_s`.
 pub fn run_flows(
@@ -76,10 +70,8 @@ pub fn run_flows(
     let params = scenario.sample_link(&mut rng);
     let link = scenario.build_link(params);
     let mut senders = Vec::with_capacity(flows.len());
-    let mut learned: Vec<Option<LearnedState>> = Vec::with_capacity(flows.len());
+    let mut learned: Vec<Option<MiClock>> = Vec::with_capacity(flows.len());
     for f in flows {
-        let trained = f.driver.scenario();
-        let initial_mi = trained.monitor_interval.initial_delay_factor * net.delay_s;
         match f.driver.baseline() {
             Some(b) => {
                 let rate = match b.start_rate {
@@ -94,32 +86,21 @@ pub fn run_flows(
                 learned.push(None);
             }
             None => {
-                let o = &trained.observation;
-                let state = LearnedState {
-                    builder: ObservationBuilder::new(
-                        o.features.clone(),
-                        o.history_len,
-                        o.latency_baseline,
-                        trained.metrics,
-                    ),
-                    warmup_left: trained.warmup_mis,
-                    mi_dur_s: initial_mi,
-                };
+                let mut clock = f.driver.scenario().mi_clock();
                 let mut rate = 0.5 * net.bw_pps;
-                if trained.warmup_mis == 0 {
+                if clock.reset(net.delay_s) {
                     // As in the gym: the first decision, on the empty history, precedes MI 1.
-                    rate = act(f, state.builder.observation(), rate);
+                    rate = act(f, clock.observation(), rate);
                 }
                 senders.push(Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s));
-                learned.push(Some(state));
+                learned.push(Some(clock));
             }
         }
     }
     let mut network = Network::new(link, senders);
-    for (i, (f, state)) in flows.iter().zip(&learned).enumerate() {
-        if let Some(state) = state {
-            let sizing = f.driver.scenario().monitor_interval;
-            let first = sizing.duration_s(state.mi_dur_s, network.senders()[i].rate_pps());
+    for (i, (f, clock)) in flows.iter().zip(&learned).enumerate() {
+        if let Some(clock) = clock {
+            let first = clock.next_duration_s(network.senders()[i].rate_pps());
             network.set_mi_end(i, f.start_s + first);
         }
     }
@@ -131,11 +112,10 @@ pub fn run_flows(
         network.run_until(end, &mut rng, |net, i| {
             let now = net.now_s();
             let mi = net.senders_mut()[i].close_mi(now);
-            if let (Some(state), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
-                let next = decide(state, flow, net.senders()[i].rate_pps(), &mi);
+            if let (Some(clock), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
+                let next = decide(clock, flow, net.senders()[i].rate_pps(), &mi);
                 net.senders_mut()[i].set_rate_pps(next);
-                let sizing = flow.driver.scenario().monitor_interval;
-                net.set_mi_end(i, now + sizing.duration_s(state.mi_dur_s, next));
+                net.set_mi_end(i, now + clock.next_duration_s(next));
             }
         });
         discard_unread_mis(&mut network, &learned, end);
@@ -154,7 +134,7 @@ pub fn run_flows(
 
 /// Closes the MIs of the flows that no policy reads (classic and constant-rate senders have no
 /// MI clock), so their per-MI RTT samples stay bounded by one window instead of the whole run.
-fn discard_unread_mis(network: &mut Network, learned: &[Option<LearnedState>], now: f64) {
+fn discard_unread_mis(network: &mut Network, learned: &[Option<MiClock>], now: f64) {
     for (sender, state) in network.senders_mut().iter_mut().zip(learned) {
         if state.is_none() {
             let _unread = sender.close_mi(now);
@@ -162,21 +142,14 @@ fn discard_unread_mis(network: &mut Network, learned: &[Option<LearnedState>], n
     }
 }
 
-/// One learned decision at the end of an MI (warm-up MIs are not recorded, as in the gym).
-fn decide(state: &mut LearnedState, flow: &Flow<'_>, rate: f64, mi: &MonitorInterval) -> f64 {
-    let trained = flow.driver.scenario();
-    if state.warmup_left > 0 {
-        state.warmup_left -= 1;
-        if state.warmup_left > 0 {
-            return rate;
-        }
+/// The rate after a learned flow's MI: a decision when its clock calls for one (the warm-up
+/// keeps the start rate), as a deployed `Controller` does.
+fn decide(clock: &mut MiClock, flow: &Flow<'_>, rate: f64, mi: &MonitorInterval) -> f64 {
+    if clock.on_mi(mi) {
+        act(flow, clock.observation(), rate)
     } else {
-        state.builder.record(mi);
-        if mi.avg_latency_s() > 0.0 {
-            state.mi_dur_s = trained.monitor_interval.rtt_factor * mi.avg_latency_s();
-        }
+        rate
     }
-    act(flow, state.builder.observation(), rate)
 }
 
 /// The flow's policy acting on `obs`: the next rate after `rate`.

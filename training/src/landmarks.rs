@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// An objective: weights of throughput, latency and loss, positive, summing to 1.
-pub type Objective = [f64; 3];
+pub use mocc_policy::objective::Objective;
 
 /// How the landmarks are chosen in a config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

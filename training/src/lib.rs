@@ -1,20 +1,33 @@
-//! mocc-training: procedures on top of the gym and the agents: simulation runs, benchmarks and
-//! (in later modules) trainers, evaluation suites, checkpoints and logging.
+//! mocc-training: procedures on top of the gym and the agents.
+//!
+//! - Training: [`config`] (the YAML), [`trainer`] (the PPO loop), [`plan`] (which objective each
+//!   env trains on: fixed, MOCC's [`landmarks`] and [`schedule`], or [`adapt`]ation with
+//!   requirement replay, started by [`adaptation`]), [`episodes`], [`run_state`] and
+//!   [`checkpoint`] (saving, resuming), [`run_log`] and [`recorder`] (TensorBoard, CSV).
+//! - Evaluation: [`eval`] suites, [`mi_stats`], multi-flow runs ([`flows`]), [`simulate`],
+//!   [`figures`] and [`plot`], [`experiment`]s, omega [`sweep`]s, [`bench`]marks.
+//! - Deployment: [`export`] to the libtorch-free runtime of `mocc-policy`.
 //!
 //! Library code returns data; only the `mocc` binary prints.
 
 pub mod adapt;
+pub mod adaptation;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod episodes;
 pub mod eval;
 pub mod experiment;
 pub mod export;
 pub mod figures;
 pub mod flows;
 pub mod landmarks;
+pub mod mi_stats;
+pub mod plan;
 pub mod plot;
 pub mod recorder;
+pub mod run_log;
+pub mod run_state;
 pub mod schedule;
 pub mod simulate;
 pub mod sweep;

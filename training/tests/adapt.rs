@@ -1,7 +1,7 @@
 //! Adaptation with requirement replay: the pretrained start, the env split, the pool on disk and
 //! through save/resume.
 
-use mocc_training::adapt::{start_adaptation, AdaptSpec, POOL_FILE};
+use mocc_training::adaptation::{start_adaptation, AdaptSpec, POOL_FILE};
 use mocc_training::checkpoint;
 use mocc_training::config::LoadedConfig;
 use mocc_training::trainer::Trainer;

@@ -6,7 +6,7 @@
 //! digests with `MOCC_BLESS_GOLDEN=1 cargo test --profile ci -p mocc-training --test golden`
 //! and says so in its commit message; a refactor must leave them untouched.
 
-use mocc_training::adapt::{start_adaptation, AdaptSpec};
+use mocc_training::adaptation::{start_adaptation, AdaptSpec};
 use mocc_training::config::LoadedConfig;
 use mocc_training::trainer::Trainer;
 use sha2::{Digest, Sha256};

@@ -2,7 +2,8 @@
 #![allow(dead_code)]
 
 use mocc_policy::{
-    Activation, ArchitectureSpec, BaselineMode, LayerSpec, MetricsVersion, MonitorIntervalSpec,
+    Activation, ArchitectureSpec, BaselineMode, FeatureSet, LayerSpec, MetricsVersion,
+    MonitorIntervalConfig, MonitorIntervalSpec, ObservationConfig,
     Normalization, ObservationSpec, PolicySpec, Provenance, RateRule, WeightsSpec,
     POLICY_FORMAT_VERSION,
 };
@@ -80,17 +81,21 @@ pub fn random_policy(preference: bool, seed: u64) -> (PolicySpec, Tensors) {
         format_version: POLICY_FORMAT_VERSION,
         architecture,
         observation: ObservationSpec {
-            features,
-            history_len,
-            latency_baseline: BaselineMode::ConnectionMin,
+            config: ObservationConfig {
+                features: FeatureSet::from_names(&features).expect("known features"),
+                history_len,
+                latency_baseline: BaselineMode::ConnectionMin,
+            },
             metrics: MetricsVersion::Aurora,
             normalization,
         },
         action: RateRule::default(),
         monitor_interval: MonitorIntervalSpec {
-            initial_delay_factor: 3.0,
-            rtt_factor: 0.5,
-            min_packets: 0.0,
+            sizing: MonitorIntervalConfig {
+                initial_delay_factor: 3.0,
+                rtt_factor: 0.5,
+                min_packets: 0.0,
+            },
             warmup_mis: 2,
         },
         default_objective: [1.0 / 3.0; 3],

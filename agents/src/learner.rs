@@ -1,0 +1,324 @@
+//! The PPO learner: model, optimizer, observation and reward normalization, rollout storage,
+//! action sampling, GAE and the update, behind four calls a trainer makes in CleanRL's order:
+//!
+//! ```text
+//! learner.start_rollout(groups)
+//! for t in 0..num_steps:
+//!     learner.act(obs, objectives, &mut actions)       // normalize, sample, store
+//!     step = env.step(actions)
+//!     learner.record(&step_outcome)                    // rewards, dones, truncation bootstrap
+//! learner.update(next_obs, objectives, progress)       // GAE, PPO epochs, Adam
+//! ```
+//!
+//! The learner owns its RNG (action noise and minibatch order), so a checkpoint of its state
+//! resumes bit for bit.
+
+use crate::adam::Adam;
+use crate::gaussian;
+use crate::model::{load_weights, ActorCritic, Architecture};
+use crate::obs_norm::RunningMeanStd;
+use crate::ppo::{self, LossStats, PpoConfig, UpdateError};
+use crate::reward_norm::RewardScaler;
+use crate::rollout::RolloutBuffer;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+use tch::{nn, Device, Tensor};
+
+/// What the envs returned for one step of the batch (all slices of length `envs`, final
+/// observations `[envs, obs_dim]`), as the learner needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct StepOutcome<'a> {
+    /// Raw rewards.
+    pub rewards: &'a [f32],
+    /// Episodes that ended by the env's dynamics (not bootstrapped).
+    pub terminated: &'a [bool],
+    /// Episodes cut by the time limit (bootstrapped with the final observation's value).
+    pub truncated: &'a [bool],
+    /// The observation each env ended its episode on (rows of live envs are unused).
+    pub final_observations: &'a [f32],
+    /// The objective each env ran this step.
+    pub objectives: &'a [f32],
+}
+
+/// The learner state a checkpoint holds besides the tensors.
+#[derive(Debug, Clone)]
+pub struct LearnerState {
+    /// Adam's step count.
+    pub adam_step: u64,
+    /// Observation statistics.
+    pub obs_norm: RunningMeanStd,
+    /// Reward statistics (when reward scaling is on).
+    pub reward_norm: Option<RewardScaler>,
+    /// The learner's RNG.
+    pub rng: ChaCha8Rng,
+}
+
+/// A PPO learner for `envs` parallel envs.
+pub struct PpoLearner {
+    cfg: PpoConfig,
+    envs: usize,
+    device: Device,
+    vs: nn::VarStore,
+    model: ActorCritic,
+    opt: Adam,
+    obs_norm: RunningMeanStd,
+    reward_norm: Option<RewardScaler>,
+    rng: ChaCha8Rng,
+    rollout: RolloutBuffer,
+    step: usize,
+}
+
+/// The learner's RNG for `seed`: stream `u64::MAX` of the seed's ChaCha8 key (streams from 0
+/// belong to the envs).
+pub fn learner_rng(seed: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(u64::MAX);
+    rng
+}
+
+impl PpoLearner {
+    /// A fresh learner; libtorch's global RNG is seeded with `seed` to initialize the weights.
+    pub fn new(arch: Architecture, cfg: PpoConfig, envs: usize, seed: u64, device: Device) -> Self {
+        tch::manual_seed(seed as i64);
+        let obs_dim = arch.obs_dim;
+        let vs = nn::VarStore::new(device);
+        let model = ActorCritic::new(&vs.root(), arch);
+        let opt = Adam::new(&vs, cfg.learning_rate, cfg.adam_eps);
+        Self {
+            obs_norm: RunningMeanStd::new(obs_dim),
+            reward_norm: cfg.normalize_reward.then(|| RewardScaler::new(envs)),
+            rng: learner_rng(seed),
+            rollout: RolloutBuffer::default(),
+            step: 0,
+            cfg,
+            envs,
+            device,
+            vs,
+            model,
+            opt,
+        }
+    }
+
+    /// Starts a rollout of `num_steps` steps; `env_groups` gives each env's loss group (empty
+    /// for one group, see `grouped_ppo_loss`).
+    pub fn start_rollout(&mut self, env_groups: &[u8]) {
+        let obs_dim = self.obs_norm.dim();
+        self.rollout
+            .start(self.cfg.num_steps, self.envs, obs_dim, env_groups);
+        self.step = 0;
+    }
+
+    /// Folds raw observations `[envs, obs_dim]` into the statistics, samples one action per env
+    /// into `actions` and stores what the update needs.
+    pub fn act(&mut self, raw_obs: &[f32], objectives: &[f32], actions: &mut [f32]) {
+        let t = self.step;
+        self.obs_norm.update(raw_obs);
+        self.obs_norm
+            .normalize(raw_obs, self.rollout.obs_at_mut(t));
+        self.rollout.objectives_at_mut(t).copy_from_slice(objectives);
+        let d = self.obs_norm.dim() * self.envs;
+        let out = self.model.infer(
+            &self.rollout.obs[t * d..(t + 1) * d],
+            &self.rollout.objectives[t * 3 * self.envs..(t + 1) * 3 * self.envs],
+            self.device,
+        );
+        let std = out.log_std.exp();
+        for (e, i) in self.rollout.rows(t).enumerate() {
+            let s = gaussian::sample(out.mean[e], std, out.log_std, &mut self.rng);
+            actions[e] = s.action;
+            self.rollout.actions[i] = s.action;
+            self.rollout.logprobs[i] = s.log_prob;
+            self.rollout.values[i] = out.value[e];
+        }
+    }
+
+    /// Stores the step's rewards (scaled when `ppo.normalize_reward` is on), with
+    /// `gamma * V(final observation)` added where the time limit cut an episode, and its ends.
+    pub fn record(&mut self, step: &StepOutcome<'_>) {
+        let t = self.step;
+        let bootstrap = self.truncation_values(step);
+        let rows = self.rollout.rows(t);
+        self.write_rewards(step, rows.clone());
+        let gamma = self.cfg.gamma as f32;
+        for (e, i) in rows.enumerate() {
+            let done = step.terminated[e] || step.truncated[e];
+            self.rollout.rewards[i] += gamma * bootstrap[e];
+            self.rollout.ended[i] = if done { 1.0 } else { 0.0 };
+        }
+        self.step += 1;
+    }
+
+    fn write_rewards(&mut self, step: &StepOutcome<'_>, rows: std::ops::Range<usize>) {
+        let out = &mut self.rollout.rewards[rows];
+        let Some(scaler) = &mut self.reward_norm else {
+            out.copy_from_slice(step.rewards);
+            return;
+        };
+        let done: Vec<bool> = step
+            .terminated
+            .iter()
+            .zip(step.truncated)
+            .map(|(a, b)| *a || *b)
+            .collect();
+        scaler.scale(
+            step.rewards,
+            &done,
+            self.cfg.gamma,
+            self.cfg.clip_reward,
+            out,
+        );
+    }
+
+    /// `V(final observation)` for envs cut by the time limit and not terminated, 0 elsewhere.
+    fn truncation_values(&self, step: &StepOutcome<'_>) -> Vec<f32> {
+        let n = step.truncated.len();
+        let cut = |e: usize| step.truncated[e] && !step.terminated[e];
+        let mut out = vec![0.0f32; n];
+        if !(0..n).any(cut) {
+            return out;
+        }
+        let values = self.values(step.final_observations, step.objectives);
+        for e in (0..n).filter(|&e| cut(e)) {
+            out[e] = values[e];
+        }
+        out
+    }
+
+    /// Critic values of raw observations.
+    fn values(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
+        let mut normalized = vec![0.0f32; raw_obs.len()];
+        self.obs_norm.normalize(raw_obs, &mut normalized);
+        self.model.infer(&normalized, objectives, self.device).value
+    }
+
+    /// GAE with the values of `next_obs` (the observations after the rollout), then PPO's epochs.
+    /// `progress` (updates done / budget, in [0, 1)) anneals the learning rate and sets the
+    /// entropy coefficient.
+    pub fn update(
+        &mut self,
+        next_obs: &[f32],
+        next_objectives: &[f32],
+        progress: f64,
+    ) -> Result<LossStats, UpdateError> {
+        let next_values = self.values(next_obs, next_objectives);
+        let batch = self
+            .rollout
+            .finish(&next_values, self.cfg.gamma, self.cfg.gae_lambda);
+        let cfg = &self.cfg;
+        self.opt.lr = if cfg.anneal_lr {
+            cfg.learning_rate * (1.0 - progress)
+        } else {
+            cfg.learning_rate
+        };
+        let ent_coef = cfg.ent_coef.at(progress);
+        ppo::update(
+            &self.model,
+            &mut self.opt,
+            &batch,
+            cfg,
+            ent_coef,
+            self.device,
+            &mut self.rng,
+        )
+    }
+
+    /// The model's variables.
+    pub fn var_store(&self) -> &nn::VarStore {
+        &self.vs
+    }
+
+    /// The reward scaler, when reward scaling is on.
+    pub fn reward_scaler(&self) -> Option<&RewardScaler> {
+        self.reward_norm.as_ref()
+    }
+
+    /// Observation size.
+    pub fn obs_dim(&self) -> usize {
+        self.obs_norm.dim()
+    }
+
+    /// Everything but the tensors, for a checkpoint.
+    pub fn state(&self) -> LearnerState {
+        LearnerState {
+            adam_step: self.opt.step_count(),
+            obs_norm: self.obs_norm.clone(),
+            reward_norm: self.reward_norm.clone(),
+            rng: self.rng.clone(),
+        }
+    }
+
+    /// Weights and Adam's moments by name, sorted, contiguous on the CPU (for a checkpoint).
+    pub fn tensors(&self) -> Vec<(String, Tensor)> {
+        let mut tensors: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();
+        tensors.extend(self.opt.state_tensors());
+        tensors.sort_by(|a, b| a.0.cmp(&b.0));
+        tensors
+            .into_iter()
+            .map(|(k, t)| (k, t.to_device(Device::Cpu).contiguous()))
+            .collect()
+    }
+
+    /// Continues from a checkpoint of the same run: weights, Adam, statistics and RNG. Errors
+    /// say what does not fit.
+    pub fn restore(
+        &mut self,
+        tensors: &HashMap<String, Tensor>,
+        state: LearnerState,
+    ) -> Result<(), String> {
+        load_weights(&self.vs, tensors).map_err(|e| format!("checkpoint {e}"))?;
+        let device = self.device;
+        self.opt
+            .load_state(state.adam_step, |k| tensors.get(k).map(|t| t.to_device(device)))?;
+        self.check_obs_dim(&state.obs_norm)?;
+        self.obs_norm = state.obs_norm;
+        self.restore_reward_norm(state.reward_norm)?;
+        self.rng = state.rng;
+        Ok(())
+    }
+
+    /// Starts from a pretrained model's weights and observation statistics (Adam and the RNG
+    /// start afresh). A pretrained reward scale is kept, since the critic learned values in it.
+    pub fn load_pretrained(
+        &mut self,
+        tensors: &HashMap<String, Tensor>,
+        obs_norm: &RunningMeanStd,
+        reward_norm: Option<&RewardScaler>,
+    ) -> Result<(), String> {
+        self.check_obs_dim(obs_norm)?;
+        load_weights(&self.vs, tensors)?;
+        self.obs_norm = obs_norm.clone();
+        if let (Some(mine), Some(saved)) = (&mut self.reward_norm, reward_norm) {
+            *mine = saved.with_envs(self.envs);
+        }
+        Ok(())
+    }
+
+    fn check_obs_dim(&self, saved: &RunningMeanStd) -> Result<(), String> {
+        if saved.dim() == self.obs_norm.dim() {
+            return Ok(());
+        }
+        Err(format!(
+            "observation size {} does not match the scenario's {}",
+            saved.dim(),
+            self.obs_norm.dim()
+        ))
+    }
+
+    fn restore_reward_norm(&mut self, saved: Option<RewardScaler>) -> Result<(), String> {
+        match (&mut self.reward_norm, saved) {
+            (None, _) => Ok(()),
+            (Some(mine), Some(saved)) if saved.returns.len() == self.envs => {
+                *mine = saved;
+                Ok(())
+            }
+            (Some(_), saved) => Err(format!(
+                "ppo.normalize_reward is on but the checkpoint holds {}",
+                match saved {
+                    Some(s) => format!("reward statistics for {} envs", s.returns.len()),
+                    None => "no reward statistics".into(),
+                }
+            )),
+        }
+    }
+}
