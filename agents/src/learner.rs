@@ -17,7 +17,8 @@ use crate::adam::Adam;
 use crate::gaussian;
 use crate::model::{load_weights, ActorCritic, Architecture};
 use crate::obs_norm::RunningMeanStd;
-use crate::ppo::{self, LossStats, PpoConfig, UpdateError};
+use crate::ppo::{self, LossStats, UpdateError};
+use crate::ppo_config::PpoConfig;
 use crate::reward_norm::RewardScaler;
 use crate::rollout::RolloutBuffer;
 use rand::SeedableRng;
@@ -320,5 +321,94 @@ impl PpoLearner {
                 }
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENVS: usize = 3;
+
+    fn learner(seed: u64) -> PpoLearner {
+        let cfg = PpoConfig {
+            num_steps: 2,
+            num_minibatches: 2,
+            update_epochs: 1,
+            ..PpoConfig::default()
+        };
+        PpoLearner::new(Architecture::aurora(6), cfg, ENVS, seed, Device::Cpu)
+    }
+
+    fn obs(t: usize) -> Vec<f32> {
+        (0..ENVS * 6).map(|i| ((i + 7 * t) % 5) as f32 * 0.3).collect()
+    }
+
+    /// Two rollout steps and an update; returns the actions taken.
+    fn train_once(l: &mut PpoLearner) -> Vec<f32> {
+        let w = [1.0f32 / 3.0; 3 * ENVS];
+        let mut taken = Vec::new();
+        l.start_rollout(&[]);
+        for t in 0..2 {
+            let mut actions = [0.0f32; ENVS];
+            l.act(&obs(t), &w, &mut actions);
+            taken.extend_from_slice(&actions);
+            l.record(&StepOutcome {
+                rewards: &[1.0, 0.5, 0.0],
+                terminated: &[false; ENVS],
+                truncated: &[false, t == 1, false],
+                final_observations: &obs(9),
+                objectives: &w,
+            });
+        }
+        l.update(&obs(2), &w, 0.0).expect("finite update");
+        taken
+    }
+
+    #[test]
+    fn a_restored_learner_continues_bit_for_bit() {
+        let mut a = learner(3);
+        train_once(&mut a);
+        let tensors: HashMap<String, Tensor> = a.tensors().into_iter().collect();
+        let mut b = learner(99);
+        b.restore(&tensors, a.state()).expect("same shapes");
+        assert_eq!(train_once(&mut a), train_once(&mut b));
+        let wa: Vec<(String, Tensor)> = a.tensors();
+        let wb: Vec<(String, Tensor)> = b.tensors();
+        for ((na, ta), (nb, tb)) in wa.iter().zip(&wb) {
+            assert_eq!(na, nb);
+            assert!(ta.equal(tb), "{na} differs after the same update");
+        }
+    }
+
+    #[test]
+    fn stored_log_probs_are_the_models_own() {
+        let mut l = learner(5);
+        let w = [1.0f32 / 3.0; 3 * ENVS];
+        let mut actions = [0.0f32; ENVS];
+        l.start_rollout(&[]);
+        l.act(&obs(0), &w, &mut actions);
+        let out = l.model.infer(&l.rollout.obs[..ENVS * 6], &w, Device::Cpu);
+        let t = |v: &[f32]| Tensor::from_slice(v).view([-1, 1]);
+        let lp = gaussian::log_prob(
+            &t(&actions),
+            &t(&out.mean),
+            &Tensor::from_slice(&[out.log_std; ENVS]).view([-1, 1]),
+        );
+        for e in 0..ENVS {
+            let expect = lp.double_value(&[e as i64]);
+            assert!((expect - f64::from(l.rollout.logprobs[e])).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_of_another_shape_is_refused_with_the_reason() {
+        let a = learner(1);
+        let mut state = a.state();
+        state.obs_norm = RunningMeanStd::new(4);
+        let tensors: HashMap<String, Tensor> = a.tensors().into_iter().collect();
+        let mut b = learner(1);
+        let err = b.restore(&tensors, state).unwrap_err();
+        assert!(err.contains("observation size 4"), "{err}");
     }
 }

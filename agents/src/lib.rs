@@ -8,11 +8,13 @@
 
 pub mod adam;
 pub mod device;
+pub mod gae;
 pub mod gaussian;
 pub mod learner;
 pub mod model;
 pub mod obs_norm;
 pub mod ppo;
+pub mod ppo_config;
 pub mod reward_norm;
 pub mod rollout;
 
@@ -24,9 +26,8 @@ pub use model::{
     OBJECTIVE_DIM,
 };
 pub use obs_norm::RunningMeanStd;
-pub use ppo::{
-    compute_gae, grouped_ppo_loss, ppo_loss, update, Batch, LossStats, Minibatch, PpoConfig,
-    Schedule, UpdateError,
-};
+pub use gae::compute_gae;
+pub use ppo::{grouped_ppo_loss, ppo_loss, update, Batch, LossStats, Minibatch, UpdateError};
+pub use ppo_config::{PpoConfig, Schedule};
 pub use reward_norm::RewardScaler;
 pub use rollout::RolloutBuffer;

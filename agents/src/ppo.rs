@@ -1,246 +1,16 @@
-//! PPO as CleanRL's `ppo_continuous_action` does it, with truncation handled properly:
-//! rollout storage `[steps, envs]`, GAE(gamma, lambda), advantage normalization, clipped
+//! PPO's update as CleanRL's `ppo_continuous_action` does it: advantage normalization, clipped
 //! surrogate, (optionally clipped) value loss, entropy bonus, grad-norm clipping, Adam,
-//! minibatch epochs and early stop at a target KL.
+//! minibatch epochs and early stop at a target KL; optionally one loss per objective group
+//! (MOCC's requirement replay). Advantages come from `crate::gae`, the batch from
+//! `crate::rollout`.
 
 use crate::adam::Adam;
 use crate::gaussian;
 use crate::model::ActorCritic;
+use crate::ppo_config::PpoConfig;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
-
-/// A schedule of a coefficient over training progress in [0, 1].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum Schedule {
-    /// The same value throughout.
-    Constant(f64),
-    /// Linear from `start` (progress 0) to `end` (progress 1).
-    Linear {
-        /// Value at the start.
-        start: f64,
-        /// Value at the end.
-        end: f64,
-    },
-}
-
-impl Schedule {
-    /// The value at `progress` (clamped to [0, 1]).
-    pub fn at(&self, progress: f64) -> f64 {
-        match *self {
-            Schedule::Constant(v) => v,
-            Schedule::Linear { start, end } => start + (end - start) * progress.clamp(0.0, 1.0),
-        }
-    }
-}
-
-/// PPO hyper-parameters (CleanRL names and defaults for continuous control, unless noted).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PpoConfig {
-    /// Adam learning rate at the start.
-    #[serde(default = "d_lr")]
-    pub learning_rate: f64,
-    /// Anneal the learning rate linearly to 0 over the budget.
-    #[serde(default = "d_true")]
-    pub anneal_lr: bool,
-    /// Steps per env per rollout.
-    #[serde(default = "d_num_steps")]
-    pub num_steps: usize,
-    /// Discount factor.
-    #[serde(default = "d_gamma")]
-    pub gamma: f64,
-    /// GAE lambda.
-    #[serde(default = "d_lambda")]
-    pub gae_lambda: f64,
-    /// Minibatches per epoch.
-    #[serde(default = "d_minibatches")]
-    pub num_minibatches: usize,
-    /// Epochs over each rollout.
-    #[serde(default = "d_epochs")]
-    pub update_epochs: usize,
-    /// Normalize advantages per minibatch.
-    #[serde(default = "d_true")]
-    pub norm_adv: bool,
-    /// Surrogate clipping coefficient.
-    #[serde(default = "d_clip")]
-    pub clip_coef: f64,
-    /// Clip the value loss around the old values.
-    #[serde(default = "d_true")]
-    pub clip_vloss: bool,
-    /// Entropy coefficient (constant or linear decay).
-    #[serde(default = "d_ent")]
-    pub ent_coef: Schedule,
-    /// Value-loss coefficient.
-    #[serde(default = "d_vf")]
-    pub vf_coef: f64,
-    /// Global gradient-norm limit.
-    #[serde(default = "d_grad")]
-    pub max_grad_norm: f64,
-    /// Stop the epochs early once the approximate KL exceeds this (none when absent).
-    #[serde(default)]
-    pub target_kl: Option<f64>,
-    /// Adam epsilon.
-    #[serde(default = "d_eps")]
-    pub adam_eps: f64,
-    /// Scale rewards by the running std of the discounted return (Gymnasium's
-    /// `NormalizeReward`, which CleanRL wraps its envs in); logged returns stay raw. Off by
-    /// default: on Aurora's and MOCC's environments it trains a better critic but a policy
-    /// that settles at low rates (docs/training.md).
-    #[serde(default)]
-    pub normalize_reward: bool,
-    /// Scaled rewards are clipped to +-this (CleanRL: 10).
-    #[serde(default = "d_clip_reward")]
-    pub clip_reward: f64,
-}
-
-fn d_lr() -> f64 {
-    3e-4
-}
-fn d_true() -> bool {
-    true
-}
-fn d_num_steps() -> usize {
-    2048
-}
-fn d_gamma() -> f64 {
-    0.99
-}
-fn d_lambda() -> f64 {
-    0.95
-}
-fn d_minibatches() -> usize {
-    32
-}
-fn d_epochs() -> usize {
-    10
-}
-fn d_clip() -> f64 {
-    0.2
-}
-fn d_ent() -> Schedule {
-    Schedule::Constant(0.0)
-}
-fn d_vf() -> f64 {
-    0.5
-}
-fn d_grad() -> f64 {
-    0.5
-}
-fn d_eps() -> f64 {
-    1e-5
-}
-fn d_clip_reward() -> f64 {
-    10.0
-}
-
-impl Default for PpoConfig {
-    fn default() -> Self {
-        Self {
-            learning_rate: d_lr(),
-            anneal_lr: true,
-            num_steps: d_num_steps(),
-            gamma: d_gamma(),
-            gae_lambda: d_lambda(),
-            num_minibatches: d_minibatches(),
-            update_epochs: d_epochs(),
-            norm_adv: true,
-            clip_coef: d_clip(),
-            clip_vloss: true,
-            ent_coef: d_ent(),
-            vf_coef: d_vf(),
-            max_grad_norm: d_grad(),
-            target_kl: None,
-            adam_eps: d_eps(),
-            normalize_reward: false,
-            clip_reward: d_clip_reward(),
-        }
-    }
-}
-
-impl PpoConfig {
-    /// Checks every field; the error names it (prefixed `ppo.`).
-    pub fn validate(&self) -> Result<(), String> {
-        let pos = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!("ppo.{name}: must be > 0 (got {v})"))
-            }
-        };
-        pos("learning_rate", self.learning_rate)?;
-        pos("clip_coef", self.clip_coef)?;
-        pos("max_grad_norm", self.max_grad_norm)?;
-        pos("adam_eps", self.adam_eps)?;
-        pos("clip_reward", self.clip_reward)?;
-        for (name, v) in [("gamma", self.gamma), ("gae_lambda", self.gae_lambda)] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(format!("ppo.{name}: must lie in [0, 1] (got {v})"));
-            }
-        }
-        if self.vf_coef < 0.0 || !self.vf_coef.is_finite() {
-            return Err(format!("ppo.vf_coef: must be >= 0 (got {})", self.vf_coef));
-        }
-        for (name, v) in [
-            ("num_steps", self.num_steps),
-            ("num_minibatches", self.num_minibatches),
-            ("update_epochs", self.update_epochs),
-        ] {
-            if v == 0 {
-                return Err(format!("ppo.{name}: must be >= 1 (got 0)"));
-            }
-        }
-        if let Some(kl) = self.target_kl {
-            pos("target_kl", kl)?;
-        }
-        let ent_ok = match self.ent_coef {
-            Schedule::Constant(v) => v >= 0.0,
-            Schedule::Linear { start, end } => start >= 0.0 && end >= 0.0,
-        };
-        if !ent_ok {
-            return Err("ppo.ent_coef: coefficients must be >= 0".into());
-        }
-        Ok(())
-    }
-}
-
-/// Generalized advantage estimation over a `[steps, envs]` rollout.
-///
-/// `ended[t*n + e]` is 1 when env `e`'s episode ended at step `t` (terminated or truncated; on
-/// truncation the caller has already added `gamma * V(final observation)` to the reward, so the
-/// time limit is bootstrapped while a termination is not). `next_values` are the values of the
-/// observations after the last step. Returns (advantages, returns).
-pub fn compute_gae(
-    rewards: &[f32],
-    values: &[f32],
-    ended: &[f32],
-    next_values: &[f32],
-    n_envs: usize,
-    gamma: f64,
-    lambda: f64,
-) -> (Vec<f32>, Vec<f32>) {
-    let steps = rewards.len() / n_envs;
-    let mut adv = vec![0.0f32; rewards.len()];
-    let mut last = vec![0.0f64; n_envs];
-    for t in (0..steps).rev() {
-        for e in 0..n_envs {
-            let i = t * n_envs + e;
-            let next_v = if t + 1 == steps {
-                next_values[e]
-            } else {
-                values[i + n_envs]
-            };
-            let live = 1.0 - f64::from(ended[i]);
-            let delta =
-                f64::from(rewards[i]) + gamma * f64::from(next_v) * live - f64::from(values[i]);
-            last[e] = delta + gamma * lambda * live * last[e];
-            adv[i] = last[e] as f32;
-        }
-    }
-    let returns = adv.iter().zip(values).map(|(a, v)| a + v).collect();
-    (adv, returns)
-}
 
 /// One minibatch's loss terms.
 #[derive(Debug)]
@@ -447,6 +217,87 @@ pub enum UpdateError {
     },
 }
 
+/// The whole batch as tensors on the model's device.
+struct BatchTensors {
+    rows: Minibatch,
+    groups: Vec<u8>,
+}
+
+impl BatchTensors {
+    fn new(batch: &Batch, device: Device) -> Self {
+        let n = batch.logprobs.len();
+        let obs_dim = batch.obs.len() / n.max(1);
+        let to = |v: &[f32], cols: i64| {
+            let t = Tensor::from_slice(v).to_device(device);
+            if cols > 0 {
+                t.view([-1, cols])
+            } else {
+                t
+            }
+        };
+        Self {
+            rows: Minibatch {
+                obs: to(&batch.obs, obs_dim as i64),
+                objectives: to(&batch.objectives, 3),
+                actions: to(&batch.actions, 1),
+                old_logprobs: to(&batch.logprobs, 0),
+                advantages: to(&batch.advantages, 0),
+                returns: to(&batch.returns, 0),
+                old_values: to(&batch.values, 0),
+            },
+            groups: batch.groups.clone(),
+        }
+    }
+
+    /// The loss of the rows `chunk` (per group when the batch has groups).
+    fn loss(
+        &self,
+        model: &ActorCritic,
+        chunk: &[i64],
+        cfg: &PpoConfig,
+        ent_coef: f64,
+    ) -> LossParts {
+        let idx = Tensor::from_slice(chunk).to_device(self.rows.obs.device());
+        let mb = self.rows.select(&idx);
+        if self.groups.is_empty() {
+            ppo_loss(model, &mb, cfg, ent_coef)
+        } else {
+            let groups: Vec<u8> = chunk.iter().map(|&i| self.groups[i as usize]).collect();
+            grouped_ppo_loss(model, &mb, &groups, cfg, ent_coef)
+        }
+    }
+}
+
+/// One Adam step on a minibatch's loss: refuses a non-finite loss or gradient; returns the
+/// gradient norm before clipping.
+fn optimizer_step(
+    opt: &mut Adam,
+    parts: &LossParts,
+    max_grad_norm: f64,
+    epoch: usize,
+) -> Result<f64, UpdateError> {
+    let loss = parts.loss.double_value(&[]);
+    if !loss.is_finite() {
+        return Err(UpdateError::NonFinite {
+            what: "loss",
+            value: loss,
+            epoch,
+        });
+    }
+    opt.zero_grad();
+    parts.loss.backward();
+    let norm = opt.clip_grad_norm(max_grad_norm);
+    if !norm.is_finite() {
+        return Err(UpdateError::NonFinite {
+            what: "gradient norm",
+            value: norm,
+            epoch,
+        });
+    }
+    opt.step();
+    Ok(norm)
+}
+
 /// Runs the PPO epochs on a batch: shuffled minibatches from `rng`, Adam steps on `opt`.
 pub fn update<R: Rng>(
     model: &ActorCritic,
@@ -458,22 +309,7 @@ pub fn update<R: Rng>(
     rng: &mut R,
 ) -> Result<LossStats, UpdateError> {
     let n = batch.logprobs.len();
-    let obs_dim = batch.obs.len() / n.max(1);
-    let to = |v: &[f32], cols: i64| {
-        let t = Tensor::from_slice(v).to_device(device);
-        if cols > 0 {
-            t.view([-1, cols])
-        } else {
-            t
-        }
-    };
-    let obs = to(&batch.obs, obs_dim as i64);
-    let objectives = to(&batch.objectives, 3);
-    let actions = to(&batch.actions, 1);
-    let logprobs = to(&batch.logprobs, 0);
-    let advantages = to(&batch.advantages, 0);
-    let returns = to(&batch.returns, 0);
-    let values = to(&batch.values, 0);
+    let tensors = BatchTensors::new(batch, device);
     let mb_size = (n / cfg.num_minibatches).max(1);
     let mut order: Vec<i64> = (0..n as i64).collect();
     let mut stats = LossStats {
@@ -482,45 +318,12 @@ pub fn update<R: Rng>(
         ..LossStats::default()
     };
     let mut minibatches = 0usize;
-    'epochs: for epoch in 0..cfg.update_epochs {
+    for epoch in 0..cfg.update_epochs {
         shuffle(&mut order, rng);
         stats.epochs = epoch + 1;
         for chunk in order.chunks(mb_size) {
-            let idx = Tensor::from_slice(chunk).to_device(device);
-            let mb = Minibatch {
-                obs: obs.index_select(0, &idx),
-                objectives: objectives.index_select(0, &idx),
-                actions: actions.index_select(0, &idx),
-                old_logprobs: logprobs.index_select(0, &idx),
-                advantages: advantages.index_select(0, &idx),
-                returns: returns.index_select(0, &idx),
-                old_values: values.index_select(0, &idx),
-            };
-            let parts = if batch.groups.is_empty() {
-                ppo_loss(model, &mb, cfg, ent_coef)
-            } else {
-                let groups: Vec<u8> = chunk.iter().map(|&i| batch.groups[i as usize]).collect();
-                grouped_ppo_loss(model, &mb, &groups, cfg, ent_coef)
-            };
-            let loss = parts.loss.double_value(&[]);
-            if !loss.is_finite() {
-                return Err(UpdateError::NonFinite {
-                    what: "loss",
-                    value: loss,
-                    epoch,
-                });
-            }
-            opt.zero_grad();
-            parts.loss.backward();
-            let norm = opt.clip_grad_norm(cfg.max_grad_norm);
-            if !norm.is_finite() {
-                return Err(UpdateError::NonFinite {
-                    what: "gradient norm",
-                    value: norm,
-                    epoch,
-                });
-            }
-            opt.step();
+            let parts = tensors.loss(model, chunk, cfg, ent_coef);
+            let norm = optimizer_step(opt, &parts, cfg.max_grad_norm, epoch)?;
             minibatches += 1;
             stats.pg_loss += parts.pg_loss.double_value(&[]);
             stats.v_loss += parts.v_loss.double_value(&[]);
@@ -530,7 +333,7 @@ pub fn update<R: Rng>(
             stats.approx_kl = parts.approx_kl.double_value(&[]);
         }
         if cfg.target_kl.is_some_and(|kl| stats.approx_kl > kl) {
-            break 'epochs;
+            break;
         }
     }
     let m = minibatches.max(1) as f64;
@@ -579,44 +382,6 @@ mod tests {
     use super::*;
     use crate::model::Architecture;
     use tch::nn;
-
-    #[test]
-    fn gae_hand_computed_with_termination_and_truncation() {
-        // One env, 3 steps, gamma 0.5, lambda 0.5, values 1 everywhere, rewards 1.
-        // Episode ends (terminated) at t=1; next value after the rollout 2.
-        let r = [1.0, 1.0, 1.0];
-        let v = [1.0, 1.0, 1.0];
-        let ended = [0.0, 1.0, 0.0];
-        let (adv, ret) = compute_gae(&r, &v, &ended, &[2.0], 1, 0.5, 0.5);
-        // t=2: delta = 1 + 0.5*2 - 1 = 1; A2 = 1.
-        // t=1: ended: delta = 1 - 1 = 0; A1 = 0.
-        // t=0: delta = 1 + 0.5*1 - 1 = 0.5; A0 = 0.5 + 0.25*0 = 0.5.
-        assert_eq!(adv, vec![0.5, 0.0, 1.0]);
-        assert_eq!(ret, vec![1.5, 1.0, 2.0]);
-        // Truncation at t=1 with V(final obs) = 4: the caller adds gamma*4 = 2 to r1.
-        // t=1: delta = 3 - 1 = 2 = A1; t=0: A0 = 0.5 + 0.25*2 = 1.
-        let r_trunc = [1.0, 1.0 + 0.5 * 4.0, 1.0];
-        let (adv, _) = compute_gae(&r_trunc, &v, &ended, &[2.0], 1, 0.5, 0.5);
-        assert_eq!(adv, vec![1.0, 2.0, 1.0]);
-        // No end: A1 = delta1 + 0.25*A2 = (1 + 0.5 - 1) + 0.25 = 0.75; A0 = 0.5 + 0.25*0.75.
-        let (adv, _) = compute_gae(&r, &v, &[0.0, 0.0, 0.0], &[2.0], 1, 0.5, 0.5);
-        assert_eq!(adv, vec![0.6875, 0.75, 1.0]);
-    }
-
-    #[test]
-    fn gae_keeps_envs_apart() {
-        // Two envs interleaved [t0e0, t0e1, t1e0, t1e1]; env 1 terminates at t0.
-        let (adv, _) = compute_gae(
-            &[1.0, 1.0, 0.0, 0.0],
-            &[0.0, 0.0, 0.0, 0.0],
-            &[0.0, 1.0, 0.0, 0.0],
-            &[0.0, 0.0],
-            2,
-            1.0,
-            1.0,
-        );
-        assert_eq!(adv, vec![1.0, 1.0, 0.0, 0.0]);
-    }
 
     #[test]
     fn ppo_loss_hand_computed_on_a_fixed_batch() {
@@ -709,18 +474,6 @@ mod tests {
         // One group is plain PPO.
         let single = grouped_ppo_loss(&model, &mb, &[0; 10], &cfg, 0.01);
         assert_eq!(single.loss.double_value(&[]), whole);
-    }
-
-    #[test]
-    fn schedules_are_pure_functions_of_progress() {
-        let s = Schedule::Linear {
-            start: 0.1,
-            end: 0.0,
-        };
-        assert_eq!(s.at(0.0), 0.1);
-        assert!((s.at(0.5) - 0.05).abs() < 1e-12);
-        assert_eq!(s.at(2.0), 0.0);
-        assert_eq!(Schedule::Constant(0.3).at(0.7), 0.3);
     }
 
     #[test]

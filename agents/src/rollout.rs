@@ -1,7 +1,8 @@
 //! Rollout storage: one row per (step, env), flat and preallocated, filled while acting and
 //! turned into a [`Batch`] once GAE has run.
 
-use crate::ppo::{compute_gae, Batch};
+use crate::gae::compute_gae;
+use crate::ppo::Batch;
 
 /// A rollout of `steps x envs` samples (row `t * envs + e`).
 #[derive(Debug, Default)]

@@ -16,6 +16,7 @@
 
 pub mod clock;
 pub mod controller;
+pub mod error;
 pub mod export;
 pub mod features;
 pub mod history;
@@ -24,13 +25,15 @@ pub mod net;
 pub mod normalize;
 pub mod objective;
 pub mod rate;
+pub mod spec;
 
 pub use clock::MiClock;
 pub use controller::Controller;
-pub use export::{
-    ArchitectureSpec, LayerSpec, MonitorIntervalSpec, NamedTensors, ObservationSpec, Policy,
-    PolicyError, PolicySpec, PolicyWorkspace, Provenance, WeightsSpec, POLICY_FORMAT_VERSION,
-    SPEC_FILE, WEIGHTS_FILE,
+pub use error::PolicyError;
+pub use export::{NamedTensors, Policy, PolicyWorkspace, SPEC_FILE, WEIGHTS_FILE};
+pub use spec::{
+    ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,
+    WeightsSpec, POLICY_FORMAT_VERSION,
 };
 pub use features::{
     BaselineMode, Feature, FeatureError, FeatureSet, LatencyBaseline, MetricsVersion,

@@ -111,6 +111,32 @@ impl Default for AgentConfig {
 }
 
 impl AgentConfig {
+    /// Checks layer sizes and log-std bounds; the error is (field, message).
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        for (name, sizes) in [("agent.pi", &self.pi), ("agent.vf", &self.vf)] {
+            if sizes.as_ref().is_some_and(|s| s.contains(&0)) {
+                return Err((name.into(), "layer sizes must be >= 1".into()));
+            }
+        }
+        for (name, value) in [
+            ("agent.init_log_std", self.init_log_std),
+            ("agent.min_log_std", self.min_log_std),
+        ] {
+            if let Some(s) = value.filter(|s| !(s.is_finite() && (-20.0..=5.0).contains(s))) {
+                return Err((name.into(), format!("must lie in [-20, 5] (got {s})")));
+            }
+        }
+        if let Some(p) = &self.preference {
+            if p.is_empty() || p.contains(&0) {
+                return Err((
+                    "agent.preference".into(),
+                    "needs at least one layer, each of size >= 1".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The architecture for observations of `obs_dim`.
     pub fn architecture(&self, obs_dim: usize) -> Architecture {
         let mut a = match self.preset {
@@ -307,28 +333,10 @@ impl LoadedConfig {
     /// Checks every value; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let c = &self.config;
-        if c.envs == 0 {
-            return Err(self.invalid("envs", "must be >= 1 (got 0)"));
-        }
-        if c.budget.env_steps == 0 {
-            return Err(self.invalid("budget.env_steps", "must be >= 1 (got 0)"));
-        }
-        if c.threads == 0 {
-            return Err(self.invalid("threads", "must be >= 1 (got 0)"));
-        }
-        if c.torch_threads == 0 {
-            return Err(self.invalid("torch_threads", "must be >= 1 (got 0)"));
-        }
-        if c.checkpoint.every_updates == 0 {
-            return Err(self.invalid("checkpoint.every_updates", "must be >= 1 (got 0)"));
-        }
-        if c.checkpoint.keep_last == 0 {
-            return Err(self.invalid("checkpoint.keep_last", "must be >= 1 (got 0)"));
-        }
-        c.ppo.validate().map_err(|m| {
-            let (field, msg) = m.split_once(": ").unwrap_or(("ppo", m.as_str()));
-            self.invalid(field, msg)
-        })?;
+        self.check_counts()?;
+        c.ppo
+            .validate()
+            .map_err(|m| self.invalid_section("ppo", &m))?;
         let batch = c.ppo.num_steps * c.envs;
         if batch < c.ppo.num_minibatches {
             return Err(self.invalid(
@@ -336,18 +344,34 @@ impl LoadedConfig {
                 format!("exceeds the batch size num_steps x envs = {batch}"),
             ));
         }
-        for (name, sizes) in [("agent.pi", &c.agent.pi), ("agent.vf", &c.agent.vf)] {
-            if let Some(s) = sizes {
-                if s.contains(&0) {
-                    return Err(self.invalid(name, "layer sizes must be >= 1"));
-                }
+        c.agent.validate().map_err(|(f, m)| self.invalid(&f, m))?;
+        self.check_objective_plan()
+    }
+
+    /// Counts that must be at least 1.
+    fn check_counts(&self) -> Result<(), ConfigError> {
+        let c = &self.config;
+        for (field, value) in [
+            ("envs", c.envs as u64),
+            ("budget.env_steps", c.budget.env_steps),
+            ("threads", c.threads as u64),
+            ("torch_threads", c.torch_threads as u64),
+            ("checkpoint.every_updates", c.checkpoint.every_updates),
+            ("checkpoint.keep_last", c.checkpoint.keep_last as u64),
+        ] {
+            if value == 0 {
+                return Err(self.invalid(field, "must be >= 1 (got 0)"));
             }
         }
+        Ok(())
+    }
+
+    /// The `mocc` or `adapt` section (never both), and a network that sees the objective.
+    fn check_objective_plan(&self) -> Result<(), ConfigError> {
+        let c = &self.config;
         if let Some(m) = &c.mocc {
-            m.validate().map_err(|msg| {
-                let (field, rest) = msg.split_once(": ").unwrap_or(("mocc", msg.as_str()));
-                self.invalid(field, rest)
-            })?;
+            m.validate()
+                .map_err(|msg| self.invalid_section("mocc", &msg))?;
             if !c.agent.architecture(1).takes_objective() {
                 return Err(self.invalid(
                     "agent",
@@ -363,36 +387,16 @@ impl LoadedConfig {
                     "a run either trains landmarks (`mocc`) or adapts (`adapt`), not both",
                 ));
             }
-            a.validate(c.envs).map_err(|msg| {
-                let (field, rest) = msg.split_once(": ").unwrap_or(("adapt", msg.as_str()));
-                self.invalid(field, rest)
-            })?;
-        }
-        if let Some(s) = c.agent.init_log_std {
-            if !(s.is_finite() && (-20.0..=5.0).contains(&s)) {
-                return Err(self.invalid(
-                    "agent.init_log_std",
-                    format!("must lie in [-20, 5] (got {s})"),
-                ));
-            }
-        }
-        if let Some(s) = c.agent.min_log_std {
-            if !(s.is_finite() && (-20.0..=5.0).contains(&s)) {
-                return Err(self.invalid(
-                    "agent.min_log_std",
-                    format!("must lie in [-20, 5] (got {s})"),
-                ));
-            }
-        }
-        if let Some(p) = &c.agent.preference {
-            if p.is_empty() || p.contains(&0) {
-                return Err(self.invalid(
-                    "agent.preference",
-                    "needs at least one layer, each of size >= 1",
-                ));
-            }
+            a.validate(c.envs)
+                .map_err(|msg| self.invalid_section("adapt", &msg))?;
         }
         Ok(())
+    }
+
+    /// An error from a section's `field: message` text (the section when no field is named).
+    fn invalid_section(&self, section: &str, text: &str) -> ConfigError {
+        let (field, message) = text.split_once(": ").unwrap_or((section, text));
+        self.invalid(field, message)
     }
 
     /// The same config with the scenario inlined (trace paths made absolute) and the config

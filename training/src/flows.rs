@@ -69,34 +69,8 @@ pub fn run_flows(
     let mut rng = env_rng(seed, 0);
     let params = scenario.sample_link(&mut rng);
     let link = scenario.build_link(params);
-    let mut senders = Vec::with_capacity(flows.len());
-    let mut learned: Vec<Option<MiClock>> = Vec::with_capacity(flows.len());
-    for f in flows {
-        match f.driver.baseline() {
-            Some(b) => {
-                let rate = match b.start_rate {
-                    StartRate::Pps(Range::Fixed(r)) => r,
-                    _ => 0.5 * net.bw_pps,
-                };
-                let mut s = Sender::new(rate, Scenario::pacing(b), f.start_s);
-                if let Some(kind) = b.controller.classic() {
-                    s.set_classic(ClassicCc::new(kind));
-                }
-                senders.push(s);
-                learned.push(None);
-            }
-            None => {
-                let mut clock = f.driver.scenario().mi_clock();
-                let mut rate = 0.5 * net.bw_pps;
-                if clock.reset(net.delay_s) {
-                    // As in the gym: the first decision, on the empty history, precedes MI 1.
-                    rate = act(f, clock.observation(), rate);
-                }
-                senders.push(Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s));
-                learned.push(Some(clock));
-            }
-        }
-    }
+    let (senders, mut learned): (Vec<Sender>, Vec<Option<MiClock>>) =
+        flows.iter().map(|f| start_flow(f, net)).unzip();
     let mut network = Network::new(link, senders);
     for (i, (f, clock)) in flows.iter().zip(&learned).enumerate() {
         if let Some(clock) = clock {
@@ -130,6 +104,31 @@ pub fn run_flows(
         rates,
         starts: flows.iter().map(|f| f.start_s).collect(),
     })
+}
+
+/// A flow's sender at its start, with the MI clock of a learned flow: a baseline paces at its
+/// own start rate (half the link when it has none) under its controller; a learned flow starts
+/// at half the link and, without warm-up, takes its first decision before its first MI.
+fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<MiClock>) {
+    if let Some(b) = f.driver.baseline() {
+        let rate = match b.start_rate {
+            StartRate::Pps(Range::Fixed(r)) => r,
+            _ => 0.5 * net.bw_pps,
+        };
+        let mut s = Sender::new(rate, Scenario::pacing(b), f.start_s);
+        if let Some(kind) = b.controller.classic() {
+            s.set_classic(ClassicCc::new(kind));
+        }
+        return (s, None);
+    }
+    let mut clock = f.driver.scenario().mi_clock();
+    let mut rate = 0.5 * net.bw_pps;
+    if clock.reset(net.delay_s) {
+        // As in the gym: the first decision, on the empty history, precedes MI 1.
+        rate = act(f, clock.observation(), rate);
+    }
+    let sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
+    (sender, Some(clock))
 }
 
 /// Closes the MIs of the flows that no policy reads (classic and constant-rate senders have no

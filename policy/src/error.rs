@@ -1,0 +1,119 @@
+//! What can go wrong writing or loading an export; every variant names the file and the field
+//! or tensor at fault.
+
+use std::path::PathBuf;
+
+/// Why an export could not be written or loaded; every variant names the file and the field or
+/// tensor at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// A file is missing or unreadable (or could not be written).
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `policy.json` is not valid JSON of the expected shape.
+    #[error("{path}: {message}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (names the field and line).
+        message: String,
+    },
+    /// The export was written by an incompatible format version.
+    #[error(
+        "{path}: format_version {found} is not supported (this build reads version {supported})"
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: String,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// The weights file's SHA-256 differs from the one recorded in `policy.json`.
+    #[error("{path}: SHA-256 {actual} does not match weights.sha256 {expected} in policy.json (the weights were modified or belong to another export)")]
+    Checksum {
+        /// The weights file.
+        path: PathBuf,
+        /// Recorded checksum.
+        expected: String,
+        /// Checksum of the file.
+        actual: String,
+    },
+    /// The weights file is not a valid safetensors file.
+    #[error("{path}: not a valid safetensors file: {message}")]
+    Weights {
+        /// The weights file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// A tensor the architecture needs is absent.
+    #[error("{path}: tensor {name:?} is missing (architecture in policy.json needs it)")]
+    MissingTensor {
+        /// The weights file.
+        path: PathBuf,
+        /// Tensor name.
+        name: String,
+    },
+    /// A tensor the architecture does not describe.
+    #[error("{path}: tensor {name:?} is not part of the architecture in policy.json")]
+    UnexpectedTensor {
+        /// The weights file.
+        path: PathBuf,
+        /// Tensor name.
+        name: String,
+    },
+    /// A tensor's shape disagrees with the architecture.
+    #[error("{path}: tensor {name:?} has shape {found:?}, the architecture needs {expected:?}")]
+    Shape {
+        /// The weights file.
+        path: PathBuf,
+        /// Tensor name.
+        name: String,
+        /// Shape from the architecture.
+        expected: Vec<usize>,
+        /// Shape in the file.
+        found: Vec<usize>,
+    },
+    /// A tensor is not f32 or holds a non-finite value.
+    #[error("{path}: tensor {name:?}: {message}")]
+    TensorValue {
+        /// The weights file.
+        path: PathBuf,
+        /// Tensor name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A feature name that is not one of Aurora's metrics.
+    #[error(
+        "{path}: observation.features[{index}]: unknown feature {name:?}; known features: {known}"
+    )]
+    UnknownFeature {
+        /// The file.
+        path: PathBuf,
+        /// Position in the list.
+        index: usize,
+        /// The name.
+        name: String,
+        /// Every known name.
+        known: String,
+    },
+    /// A field with an invalid or inconsistent value.
+    #[error("{path}: {field}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Dotted field path.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
