@@ -344,3 +344,43 @@ fn mi_packet_floor_round_trips_and_sizes_the_controllers_mis() {
     assert!(err.contains("monitor_interval.min_packets"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The observation and MI sections embed the scenario's types: still strict about unknown and
+/// missing fields, and they name them.
+#[test]
+fn embedded_sections_refuse_unknown_and_missing_fields() {
+    let (dir, _) = write("sections", true);
+    for (section, key) in [
+        ("observation", "history_length"),
+        ("monitor_interval", "rtt_factr"),
+    ] {
+        edit_json(&dir, |v| v[section][key] = 1.into());
+        let err = load_err(&dir);
+        assert!(err.contains(key), "{section}.{key}: {err}");
+        edit_json(&dir, |v| {
+            v[section].as_object_mut().unwrap().remove(key);
+        });
+        assert!(Policy::load(&dir).is_ok(), "restored");
+    }
+    for (section, key) in [
+        ("observation", "features"),
+        ("observation", "metrics"),
+        ("observation", "normalization"),
+        ("monitor_interval", "rtt_factor"),
+        ("monitor_interval", "warmup_mis"),
+    ] {
+        let spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("policy.json")).unwrap())
+                .unwrap();
+        edit_json(&dir, |v| {
+            v[section].as_object_mut().unwrap().remove(key);
+        });
+        let err = load_err(&dir);
+        assert!(err.contains(&format!("missing field `{key}`")), "{section}.{key}: {err}");
+        std::fs::write(dir.join("policy.json"), spec.to_string()).unwrap();
+    }
+    edit_json(&dir, |v| v["monitor_interval"]["rtt_factor"] = (-1.0).into());
+    let err = load_err(&dir);
+    assert!(err.contains("monitor_interval.rtt_factor: must be > 0"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

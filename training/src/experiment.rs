@@ -292,14 +292,7 @@ pub fn run_adaptation_experiment(
     exp: &AdaptationExperiment,
     mut log: impl FnMut(&str),
 ) -> Result<ExperimentReport, ExperimentError> {
-    if exp.objectives.is_empty() {
-        return Err(ExperimentError::Invalid("no new objectives".into()));
-    }
-    if exp.iterations == 0 || exp.scratch_iterations == 0 || exp.forgetting_iterations == 0 {
-        return Err(ExperimentError::Invalid(
-            "iteration counts must be >= 1".into(),
-        ));
-    }
+    check_experiment(exp)?;
     let ckpt = Checkpoint::open(&exp.from)?;
     let base = ckpt.loaded_config();
     if !base.config.agent.architecture(1).takes_objective() {
@@ -310,36 +303,12 @@ pub fn run_adaptation_experiment(
     }
     let pool =
         crate::adaptation::seen_objectives(&base.config).map_err(ExperimentError::Invalid)?;
-    let ckpt = ckpt.path;
     std::fs::create_dir_all(&exp.out).map_err(io_err(&exp.out))?;
-    let mut results = Vec::new();
-    let mut curves = Vec::new();
-    for (k, &w) in exp.objectives.iter().enumerate() {
-        log(&format!(
-            "objective {}/{}: {w:?}",
-            k + 1,
-            exp.objectives.len()
-        ));
-        let adapt = AdaptSpec {
-            from: ckpt.clone(),
-            objective: w,
-            iterations: exp.iterations,
-            replay: true,
-            replay_fraction: 0.5,
-            pool: None,
-            seed: None,
-        };
-        let mut trainer = start_adaptation(&adapt, &exp.out.join(format!("mocc-{k}")))?;
-        let mocc = run_curve(&mut trainer)?;
-        let scratch_cfg = scratch_config(&base, w, exp.scratch_iterations)?;
-        let mut trainer = Trainer::new(
-            &scratch_cfg.resolved()?,
-            &exp.out.join(format!("scratch-{k}")),
-        )?;
-        let scratch = run_curve(&mut trainer)?;
-        results.push(compare(w, &mocc, &scratch, exp.smoothing));
-        curves.push((w, mocc, scratch));
-    }
+    let curves = adaptation_curves(exp, &base, &ckpt.path, &mut log)?;
+    let results: Vec<ObjectiveResult> = curves
+        .iter()
+        .map(|(w, mocc, scratch)| compare(*w, mocc, scratch, exp.smoothing))
+        .collect();
     write_adaptation_csv(&exp.out.join("adaptation.csv"), &curves, exp.smoothing)?;
     adaptation_figure(&exp.out.join("adaptation.png"), &curves, exp.smoothing)?;
 
@@ -350,44 +319,8 @@ pub fn run_adaptation_experiment(
     log(&format!(
         "forgetting: adapting to {new:?}, evaluating {old:?}"
     ));
-    let spec = |from: &Path, replay: bool, pool: Option<Vec<Objective>>| AdaptSpec {
-        from: from.to_path_buf(),
-        objective: new,
-        iterations: exp.forgetting_iterations,
-        replay,
-        replay_fraction: 0.5,
-        pool,
-        seed: None,
-    };
-    let with_replay = forgetting_curve(
-        &spec(&ckpt, true, None),
-        &exp.out.join("forget-replay"),
-        &exp.suite,
-        old,
-        exp.forgetting_iterations,
-        exp.snapshot_every,
-    )?;
-    let without_replay = forgetting_curve(
-        &spec(&ckpt, false, None),
-        &exp.out.join("forget-noreplay"),
-        &exp.suite,
-        old,
-        exp.forgetting_iterations,
-        exp.snapshot_every,
-    )?;
-    log("forgetting: training the single-objective policy on the old objective");
-    let pre_cfg = scratch_config(&base, old, exp.scratch_iterations)?;
-    let pre_dir = exp.out.join("single-old");
-    let mut pre = Trainer::new(&pre_cfg.resolved()?, &pre_dir)?;
-    let pre_summary = pre.run(None, |_| {})?;
-    let single = forgetting_curve(
-        &spec(&pre_summary.final_checkpoint, false, Some(vec![old])),
-        &exp.out.join("forget-single"),
-        &exp.suite,
-        old,
-        exp.forgetting_iterations,
-        exp.snapshot_every,
-    )?;
+    let [with_replay, without_replay, single] =
+        forgetting_curves(exp, &base, &ckpt.path, old, new, &mut log)?;
     let forgetting = [
         ("mocc_replay", &with_replay),
         ("mocc_no_replay", &without_replay),
@@ -405,19 +338,7 @@ pub fn run_adaptation_experiment(
                 .map(|r| r.mocc_initial / r.scratch_initial)
                 .collect(),
         ),
-        speedup_iterations: median(
-            results
-                .iter()
-                .map(|r| {
-                    let s = r
-                        .scratch_iterations
-                        .unwrap_or(exp.scratch_iterations as usize)
-                        as f64;
-                    let m = r.mocc_iterations.unwrap_or(exp.iterations as usize) as f64;
-                    s / m.max(1.0)
-                })
-                .collect(),
-        ),
+        speedup_iterations: median(results.iter().map(|r| speedup(exp, r)).collect()),
         adapt_seconds: median(
             results
                 .iter()
@@ -430,6 +351,107 @@ pub fn run_adaptation_experiment(
         old_objective: old,
         objectives: results,
     })
+}
+
+fn check_experiment(exp: &AdaptationExperiment) -> Result<(), ExperimentError> {
+    if exp.objectives.is_empty() {
+        return Err(ExperimentError::Invalid("no new objectives".into()));
+    }
+    if exp.iterations == 0 || exp.scratch_iterations == 0 || exp.forgetting_iterations == 0 {
+        return Err(ExperimentError::Invalid(
+            "iteration counts must be >= 1".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Iterations a from-scratch policy needed over those MOCC needed to reach the target (each
+/// counted as its whole budget when it never did).
+fn speedup(exp: &AdaptationExperiment, r: &ObjectiveResult) -> f64 {
+    let s = r
+        .scratch_iterations
+        .unwrap_or(exp.scratch_iterations as usize) as f64;
+    let m = r.mocc_iterations.unwrap_or(exp.iterations as usize) as f64;
+    s / m.max(1.0)
+}
+
+/// For every new objective: MOCC adapting from `ckpt` (with replay) and a single-objective
+/// policy from scratch, each with its reward curve.
+fn adaptation_curves(
+    exp: &AdaptationExperiment,
+    base: &LoadedConfig,
+    ckpt: &Path,
+    log: &mut impl FnMut(&str),
+) -> Result<Vec<(Objective, Curve, Curve)>, ExperimentError> {
+    let mut curves = Vec::new();
+    for (k, &w) in exp.objectives.iter().enumerate() {
+        log(&format!(
+            "objective {}/{}: {w:?}",
+            k + 1,
+            exp.objectives.len()
+        ));
+        let adapt = AdaptSpec {
+            from: ckpt.to_path_buf(),
+            objective: w,
+            iterations: exp.iterations,
+            replay: true,
+            replay_fraction: 0.5,
+            pool: None,
+            seed: None,
+        };
+        let mut trainer = start_adaptation(&adapt, &exp.out.join(format!("mocc-{k}")))?;
+        let mocc = run_curve(&mut trainer)?;
+        let scratch_cfg = scratch_config(base, w, exp.scratch_iterations)?;
+        let mut trainer = Trainer::new(
+            &scratch_cfg.resolved()?,
+            &exp.out.join(format!("scratch-{k}")),
+        )?;
+        let scratch = run_curve(&mut trainer)?;
+        curves.push((w, mocc, scratch));
+    }
+    Ok(curves)
+}
+
+/// The old objective's reward while adapting to `new`: MOCC with replay, MOCC without, and a
+/// single-objective policy trained on `old` first.
+fn forgetting_curves(
+    exp: &AdaptationExperiment,
+    base: &LoadedConfig,
+    ckpt: &Path,
+    old: Objective,
+    new: Objective,
+    log: &mut impl FnMut(&str),
+) -> Result<[Vec<(u64, f64)>; 3], ExperimentError> {
+    let spec = |from: &Path, replay: bool, pool: Option<Vec<Objective>>| AdaptSpec {
+        from: from.to_path_buf(),
+        objective: new,
+        iterations: exp.forgetting_iterations,
+        replay,
+        replay_fraction: 0.5,
+        pool,
+        seed: None,
+    };
+    let curve = |spec: &AdaptSpec, dir: &str| {
+        forgetting_curve(
+            spec,
+            &exp.out.join(dir),
+            &exp.suite,
+            old,
+            exp.forgetting_iterations,
+            exp.snapshot_every,
+        )
+    };
+    let with_replay = curve(&spec(ckpt, true, None), "forget-replay")?;
+    let without_replay = curve(&spec(ckpt, false, None), "forget-noreplay")?;
+    log("forgetting: training the single-objective policy on the old objective");
+    let pre_cfg = scratch_config(base, old, exp.scratch_iterations)?;
+    let mut pre = Trainer::new(&pre_cfg.resolved()?, &exp.out.join("single-old"))?;
+    let pre_summary = pre.run(None, |_| {})?;
+    let single = curve(
+        &spec(&pre_summary.final_checkpoint, false, Some(vec![old])),
+        "forget-single",
+    )?;
+    Ok([with_replay, without_replay, single])
 }
 
 /// The pool objective whose throughput and latency weights differ most from `new`'s: the
