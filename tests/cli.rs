@@ -1,6 +1,6 @@
 //! Smoke tests of the `mocc` command line on tiny budgets.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn mocc(args: &[&str]) -> Output {
@@ -31,6 +31,15 @@ fn assert_fails_naming(out: &Output, needle: &str) {
 
 fn temp_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("mocc-cli-{}-{name}", std::process::id()))
+}
+
+/// Trains `config` (with `--set` pairs from `extra`) into a fresh `run` folder; returns the JSON
+/// summary.
+fn train_into(config: &str, run: &Path, extra: &[&str]) -> serde_json::Value {
+    let _ = std::fs::remove_dir_all(run);
+    let mut args = vec!["train", config, "--out", run.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    stdout_json(&mocc(&args))
 }
 
 #[test]
@@ -199,15 +208,7 @@ fn bench_env_prints_rates() {
 #[test]
 fn train_tiny_config_end_to_end() {
     let out_dir = temp_path("train-run");
-    let _ = std::fs::remove_dir_all(&out_dir);
-    let j = stdout_json(&mocc(&[
-        "train",
-        "configs/tiny.yaml",
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--set",
-        "budget.env_steps=512",
-    ]));
+    let j = train_into("configs/tiny.yaml", &out_dir, &["--set", "budget.env_steps=512"]);
     assert_eq!(j["env_steps"], 512);
     for key in [
         "wall_seconds",
@@ -405,13 +406,7 @@ fn mocc_sweep_writes_csv_and_figure() {
 #[test]
 fn export_then_eval_simulate_and_bench_the_export() {
     let run = temp_path("export-run");
-    let _ = std::fs::remove_dir_all(&run);
-    let j = stdout_json(&mocc(&[
-        "train",
-        "configs/tiny-mocc.yaml",
-        "--out",
-        run.to_str().unwrap(),
-    ]));
+    let j = train_into("configs/tiny-mocc.yaml", &run, &[]);
     assert!(j["env_steps"].as_u64().unwrap() > 0, "{j}");
     let export = temp_path("export-out");
     let _ = std::fs::remove_dir_all(&export);
@@ -532,13 +527,7 @@ fn export_then_eval_simulate_and_bench_the_export() {
 #[test]
 fn adapt_and_the_adaptation_experiment_end_to_end() {
     let run = temp_path("adapt-pre");
-    let _ = std::fs::remove_dir_all(&run);
-    stdout_json(&mocc(&[
-        "train",
-        "configs/tiny-mocc.yaml",
-        "--out",
-        run.to_str().unwrap(),
-    ]));
+    train_into("configs/tiny-mocc.yaml", &run, &[]);
     // Bad objectives and a missing checkpoint are named.
     for (objective, message) in [
         ("0.5,0.5,0.5", "sum to 1"),
@@ -822,12 +811,7 @@ fn notebooks_execute_on_small_outputs() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let run = dir.join("run");
-    stdout_json(&mocc(&[
-        "train",
-        "configs/tiny.yaml",
-        "--out",
-        run.to_str().unwrap(),
-    ]));
+    train_into("configs/tiny.yaml", &run, &[]);
     let suite = dir.join("suite.yaml");
     std::fs::write(
         &suite,

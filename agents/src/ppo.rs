@@ -268,6 +268,15 @@ impl BatchTensors {
     }
 }
 
+/// `value`, or the error naming `what` went non-finite in `epoch`.
+fn finite(what: &'static str, value: f64, epoch: usize) -> Result<f64, UpdateError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(UpdateError::NonFinite { what, value, epoch })
+    }
+}
+
 /// One Adam step on a minibatch's loss: refuses a non-finite loss or gradient; returns the
 /// gradient norm before clipping.
 fn optimizer_step(
@@ -276,24 +285,10 @@ fn optimizer_step(
     max_grad_norm: f64,
     epoch: usize,
 ) -> Result<f64, UpdateError> {
-    let loss = parts.loss.double_value(&[]);
-    if !loss.is_finite() {
-        return Err(UpdateError::NonFinite {
-            what: "loss",
-            value: loss,
-            epoch,
-        });
-    }
+    finite("loss", parts.loss.double_value(&[]), epoch)?;
     opt.zero_grad();
     parts.loss.backward();
-    let norm = opt.clip_grad_norm(max_grad_norm);
-    if !norm.is_finite() {
-        return Err(UpdateError::NonFinite {
-            what: "gradient norm",
-            value: norm,
-            epoch,
-        });
-    }
+    let norm = finite("gradient norm", opt.clip_grad_norm(max_grad_norm), epoch)?;
     opt.step();
     Ok(norm)
 }
