@@ -724,6 +724,7 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
         ),
     )
     .unwrap();
+    std::fs::copy(&scenario, dir.join("two-flow-secs.yaml")).unwrap();
     let suite = dir.join("suite.yaml");
     std::fs::write(
         &suite,
@@ -738,11 +739,12 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
             "friendliness: {network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}, duration_s: 10}\n",
             "timeseries:\n",
             "  - {scenario: two-flow.yaml, steps: 100}\n",
+            "  - {scenario: two-flow-secs.yaml, duration_s: 2}\n",
         ),
     )
     .unwrap();
     let out = dir.join("out");
-    let e = stdout_json(&mocc(&[
+    let run = mocc(&[
         "eval",
         "--policy",
         "checkpoints/mocc-omega36",
@@ -752,7 +754,14 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
         suite.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ]));
+    ]);
+    let e = stdout_json(&run);
+    // Each figure is named as written (no `timeseries-*.png`).
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("timeseries-two-flow-secs.png") && !err.contains('*'),
+        "{err}"
+    );
     // 4 sweep networks x 2 objectives x 1 seed x 2 policies.
     assert_eq!(e["runs"], 16);
     for f in [
@@ -786,6 +795,22 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
     assert_eq!(friendly.lines().count(), 3, "{friendly}");
     let series = std::fs::read_to_string(out.join("timeseries-two-flow.csv")).unwrap();
     assert_eq!(series.lines().count(), 1 + 2 * 100);
+    // With duration_s both policies run until the MI that crosses 2 s, whatever their MIs.
+    let series = std::fs::read_to_string(out.join("timeseries-two-flow-secs.csv")).unwrap();
+    for policy in ["checkpoints/mocc-omega36", "bbr"] {
+        let times: Vec<f64> = series
+            .lines()
+            .skip(1)
+            .filter(|l| l.split(',').next() == Some(policy))
+            .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+            .collect();
+        let n = times.len();
+        assert!(
+            n >= 2 && times[n - 1] >= 2.0 && times[n - 2] < 2.0,
+            "{policy}: {times:?}"
+        );
+    }
+    assert!(out.join("timeseries-two-flow-secs.png").exists());
     // Bad sections are named.
     std::fs::write(
         &suite,

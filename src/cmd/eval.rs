@@ -67,8 +67,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     }
     let suite_dir = args.suite.parent().unwrap_or(std::path::Path::new("."));
     for spec in &suite.timeseries {
-        timeseries_outputs(&args.out, suite_dir, spec, &policies)?;
-        eprintln!("figure: {}/timeseries-*.png", args.out.display());
+        let png = timeseries_outputs(&args.out, suite_dir, spec, &policies)?;
+        eprintln!("figure: {}", png.display());
     }
     println!("{}", serde_json::to_string(&summarize(&rows))?);
     Ok(())

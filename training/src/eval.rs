@@ -175,9 +175,7 @@ impl Suite {
             }
         }
         for (i, t) in self.timeseries.iter().enumerate() {
-            if t.steps == 0 {
-                return Err(format!("timeseries[{i}].steps: must be >= 1"));
-            }
+            t.validate(&format!("timeseries[{i}]"))?;
         }
         if self.seeds.is_empty() {
             return Err("seeds: at least one seed is required".into());

@@ -19,9 +19,8 @@ use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{ConfigError, LoadedConfig, Preset};
 use crate::eval::{evaluate, EvalError, LoadedPolicy, Suite};
 use crate::landmarks::Objective;
-use crate::plot::{multi_line, PlotError, Series};
+use crate::plot::{draw_figure, legend_of, policy_styles, Axis, Figure, Line, Panel};
 use crate::trainer::{TrainError, Trainer};
-use plotters::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -49,7 +48,7 @@ pub enum ExperimentError {
     Eval(#[from] EvalError),
     /// Drawing failed.
     #[error(transparent)]
-    Plot(#[from] PlotError),
+    Plot(#[from] crate::plot::PlotError),
     /// Writing outputs failed.
     #[error("{path}: {source}")]
     Io {
@@ -540,10 +539,6 @@ fn adaptation_figure(
     curves: &[(Objective, Curve, Curve)],
     window: usize,
 ) -> Result<(), ExperimentError> {
-    crate::plot::register_font();
-    let d = |e: String| PlotError::Draw(format!("{}: {e}", path.display()));
-    let root = BitMapBackend::new(path, (1000, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| d(e.to_string()))?;
     let mean_curve = |pick: fn(&(Objective, Curve, Curve)) -> &Curve| -> Vec<(f64, f64)> {
         let smoothed: Vec<Vec<f64>> = curves.iter().map(|c| pick(c).smoothed(window)).collect();
         let len = smoothed.iter().map(Vec::len).min().unwrap_or(0);
@@ -556,30 +551,50 @@ fn adaptation_figure(
     };
     let mocc = mean_curve(|c| &c.1);
     let scratch = mean_curve(|c| &c.2);
-    let series = [
-        Series {
+    // MOCC in its colour; the from-scratch policy is Aurora-style (no objective input).
+    let styles = policy_styles(&["mocc", "aurora"]);
+    let lines = vec![
+        Line {
             label: "MOCC pretrained, adapting with replay".into(),
-            points: &mocc,
+            points: mocc.clone(),
+            style: styles[0],
         },
-        Series {
+        Line {
             label: "single-objective policy from scratch".into(),
-            points: &scratch,
+            points: scratch,
+            style: styles[1],
         },
     ];
-    let title = format!(
-        "Adaptation to {} new objectives: mean rollout reward (moving average of {window})",
-        curves.len()
-    );
-    multi_line(
-        &root,
-        &title,
-        "PPO iteration",
-        "reward per MI on the new objective",
-        &series,
-        false,
-    )
-    .map_err(d)?;
-    root.present().map_err(|e| d(e.to_string()))?;
+    let legend = legend_of(&lines);
+    let y = Axis::linear("reward per MI on the new objective (0 to 1)");
+    let mut panels = vec![Panel::new(
+        "every iteration",
+        Axis::linear("PPO iteration"),
+        y.clone(),
+        lines.clone(),
+    )];
+    // MOCC's few iterations, side by side with the same iterations of the scratch policy.
+    if let Some(&(last, _)) = mocc.last() {
+        panels.push(Panel::new(
+            format!("first {last} iterations"),
+            Axis::linear("PPO iteration").range(0.0, last),
+            y,
+            lines,
+        ));
+    }
+    draw_figure(
+        path,
+        &Figure {
+            title: Some(format!(
+                "Adaptation to {} new objectives: mean rollout reward (moving average of {window})",
+                curves.len()
+            )),
+            columns: panels.len(),
+            panels,
+            panel_size: (620, 440),
+            legend,
+        },
+    )?;
     Ok(())
 }
 
@@ -589,41 +604,44 @@ fn forgetting_figure(
     old: Objective,
     new: Objective,
 ) -> Result<(), ExperimentError> {
-    crate::plot::register_font();
-    let d = |e: String| PlotError::Draw(format!("{}: {e}", path.display()));
-    let root = BitMapBackend::new(path, (1000, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| d(e.to_string()))?;
-    let points: Vec<Vec<(f64, f64)>> = runs
-        .iter()
-        .map(|(_, p)| p.iter().map(|&(i, r)| (i as f64, r)).collect())
-        .collect();
     let labels = [
         "MOCC with replay",
         "MOCC without replay",
         "single-objective policy",
     ];
-    let series: Vec<Series<'_>> = points
+    // Both MOCC runs in MOCC's colour (without replay dashed); the single-objective policy is
+    // Aurora-style.
+    let styles = policy_styles(&["mocc", "mocc", "aurora"]);
+    let lines: Vec<Line> = runs
         .iter()
         .zip(labels)
-        .map(|(p, l)| Series {
+        .zip(styles)
+        .map(|(((_, p), l), style)| Line {
             label: l.to_string(),
-            points: p,
+            points: p.iter().map(|&(i, r)| (i as f64, r)).collect(),
+            style,
         })
         .collect();
-    let title = format!(
-        "Old objective ({:.2}, {:.2}, {:.2}) while adapting to ({:.2}, {:.2}, {:.2})",
-        old[0], old[1], old[2], new[0], new[1], new[2]
+    let legend = legend_of(&lines);
+    let panel = Panel::new(
+        "",
+        Axis::linear("adaptation iteration"),
+        Axis::linear("eval reward per MI, old objective (0 to 1)"),
+        lines,
     );
-    multi_line(
-        &root,
-        &title,
-        "adaptation iteration",
-        "eval reward per MI (old objective)",
-        &series,
-        false,
-    )
-    .map_err(d)?;
-    root.present().map_err(|e| d(e.to_string()))?;
+    draw_figure(
+        path,
+        &Figure {
+            title: Some(format!(
+                "Old objective ({:.2}, {:.2}, {:.2}) while adapting to ({:.2}, {:.2}, {:.2})",
+                old[0], old[1], old[2], new[0], new[1], new[2]
+            )),
+            panels: vec![panel],
+            columns: 1,
+            panel_size: (1000, 480),
+            legend,
+        },
+    )?;
     Ok(())
 }
 
@@ -683,5 +701,56 @@ mod tests {
         assert_eq!(r.scratch_iterations, Some(3));
         assert_eq!(r.mocc_seconds, Some(1.0));
         assert!((r.mocc_initial / r.scratch_initial - 3.95).abs() < 1e-9);
+    }
+
+    #[test]
+    fn adaptation_and_forgetting_figures_draw() {
+        let (dir, keep) = crate::plot::test_figure_dir("experiment-figs");
+        let wave = |i: usize, a: f64| a * ((i as f64) * 0.7).sin();
+        let curves: Vec<(Objective, Curve, Curve)> = (0..3)
+            .map(|k| {
+                let mocc = Curve {
+                    rewards: (0..60)
+                        .map(|i| {
+                            0.966 + 0.01 * (1.0 - (-(i as f64) / 15.0).exp()) + wave(i + k, 0.003)
+                        })
+                        .collect(),
+                    seconds: (0..60).map(|i| 0.17 * (i + 1) as f64).collect(),
+                };
+                let scratch = Curve {
+                    rewards: (0..600)
+                        .map(|i| {
+                            0.83 + 0.1 * (1.0 - (-(i as f64) / 40.0).exp()) + wave(i + k, 0.01)
+                        })
+                        .collect(),
+                    seconds: (0..600).map(|i| 0.1 * (i + 1) as f64).collect(),
+                };
+                ([0.26, 0.563, 0.177], mocc, scratch)
+            })
+            .collect();
+        let png = dir.join("adaptation.png");
+        adaptation_figure(&png, &curves, 5).unwrap();
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+        let point = |i: u64, r: f64| (i, r);
+        let replay: Vec<(u64, f64)> = (0..9)
+            .map(|i| point(8 * i, 0.9833 - 0.0005 * (i % 3) as f64))
+            .collect();
+        let no_replay: Vec<(u64, f64)> = (0..9)
+            .map(|i| point(8 * i, 0.9834 + 0.0003 * (i % 2) as f64))
+            .collect();
+        let single: Vec<(u64, f64)> = (0..9)
+            .map(|i| point(8 * i, 0.952 - 0.002 * i as f64))
+            .collect();
+        let runs = [
+            ("mocc_replay", &replay),
+            ("mocc_no_replay", &no_replay),
+            ("single_objective", &single),
+        ];
+        let png = dir.join("forgetting.png");
+        forgetting_figure(&png, &runs, [0.8, 0.1, 0.1], [0.26, 0.563, 0.177]).unwrap();
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+        if !keep {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }

@@ -30,8 +30,16 @@ pub struct MiRow {
     pub duration_s: f64,
     /// Sending rate (packets/s).
     pub send_pps: f64,
-    /// Throughput as the scenario's metrics define it (Aurora: one packet fewer than acked).
+    /// Throughput as the scenario's metrics define it (Aurora: one packet fewer than acked, so
+    /// it can be negative).
     pub thr_pps: f64,
+    /// Packets delivered per second: packets acknowledged during the MI / the MI's length
+    /// (never negative; what the time-series figures plot).
+    pub delivered_pps: f64,
+    /// Bottleneck capacity over the MI (packets/s).
+    pub capacity_pps: f64,
+    /// Propagation RTT at the MI's end (s).
+    pub base_rtt_s: f64,
     /// Mean RTT (s).
     pub mean_rtt_s: f64,
     /// Loss ratio.
@@ -72,7 +80,28 @@ pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport),
         Action::Rate(r) => Arc::new(spec.scenario.with_agent_start_rate(r)?),
         Action::Delta(_) => spec.scenario.clone(),
     };
-    Ok(run(scenario, spec.steps, spec.seed, |_| spec.action))
+    Ok(run(scenario, Horizon::Mis(spec.steps), spec.seed, |_| {
+        spec.action
+    }))
+}
+
+/// How long a run lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Horizon {
+    /// This many MIs.
+    Mis(usize),
+    /// Until the first MI that ends at or after this simulated time (s), so runs of schemes with
+    /// different MI lengths cover the same time.
+    Seconds(f64),
+}
+
+impl Horizon {
+    fn reached(self, rows: &[MiRow]) -> bool {
+        match self {
+            Horizon::Mis(n) => rows.len() >= n,
+            Horizon::Seconds(s) => rows.last().is_some_and(|r| r.time_s >= s),
+        }
+    }
 }
 
 /// Runs a trained policy (checkpoint or export; or a baseline, which replaces the agent
@@ -86,6 +115,25 @@ pub fn simulate_policy(
     steps: usize,
     seed: u64,
 ) -> Result<(Vec<MiRow>, SimulationReport), ScenarioError> {
+    simulate_policy_for(scenario, policy, objective, Horizon::Mis(steps), seed)
+}
+
+/// [`simulate_policy`] over a [`Horizon`] (a number of MIs or a simulated duration).
+pub fn simulate_policy_for(
+    scenario: &ScenarioConfig,
+    policy: &LoadedPolicy,
+    objective: [f64; 3],
+    horizon: Horizon,
+    seed: u64,
+) -> Result<(Vec<MiRow>, SimulationReport), ScenarioError> {
+    if let Horizon::Seconds(s) = horizon {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(ScenarioError::invalid(
+                "duration_s",
+                format!("must be > 0 (got {s})"),
+            ));
+        }
+    }
     mocc_gym::config::validate_objective("--objective", &objective)?;
     let trained = policy.scenario();
     let mut cfg = scenario.clone();
@@ -101,31 +149,37 @@ pub fn simulate_policy(
     }
     let scenario = Arc::new(Scenario::new(cfg, None)?);
     let w = objective.map(|v| v as f32);
-    Ok(run(scenario, steps, seed, |env| {
+    Ok(run(scenario, horizon, seed, |env| {
         Action::Delta(f64::from(policy.act(env.observation(), &w)[0]))
     }))
 }
 
-/// Steps one env for `steps` MIs, choosing each action from the env's state.
+/// Steps one env until `horizon`, choosing each action from the env's state.
 fn run(
     scenario: Arc<Scenario>,
-    steps: usize,
+    horizon: Horizon,
     seed: u64,
     mut decide: impl FnMut(&Env) -> Action,
 ) -> (Vec<MiRow>, SimulationReport) {
     let k = scenario.config().observation.features.len();
     let mut env = Env::new(scenario, seed, 0);
-    let mut rows = Vec::with_capacity(steps);
-    for mi in 1..=steps {
+    let mut rows = Vec::with_capacity(match horizon {
+        Horizon::Mis(n) => n,
+        Horizon::Seconds(_) => 1024,
+    });
+    while !horizon.reached(&rows) {
         let action = decide(&env);
         let step = env.step(action);
         let obs = env.observation();
         rows.push(MiRow {
-            mi,
+            mi: rows.len() + 1,
             time_s: step.info.time_s,
             duration_s: step.info.duration_s,
             send_pps: step.info.send_pps,
             thr_pps: step.info.metric_thr_pps,
+            delivered_pps: step.info.throughput_pps,
+            capacity_pps: step.info.capacity_pps,
+            base_rtt_s: step.info.base_rtt_s,
             mean_rtt_s: step.info.mean_rtt_s,
             loss: step.info.loss,
             reward: step.reward,
