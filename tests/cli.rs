@@ -208,7 +208,11 @@ fn bench_env_prints_rates() {
 #[test]
 fn train_tiny_config_end_to_end() {
     let out_dir = temp_path("train-run");
-    let j = train_into("configs/tiny.yaml", &out_dir, &["--set", "budget.env_steps=512"]);
+    let j = train_into(
+        "configs/tiny.yaml",
+        &out_dir,
+        &["--set", "budget.env_steps=512"],
+    );
     assert_eq!(j["env_steps"], 512);
     for key in [
         "wall_seconds",
@@ -346,7 +350,7 @@ fn every_eval_suite_parses() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/eval");
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        mocc_training::eval::Suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        mocc_training::suite::Suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 

@@ -2,8 +2,8 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use mocc_training::actor::LoadedPolicy;
 use mocc_training::bench::{bench_env, bench_policy, EnvBenchSpec};
-use mocc_training::eval::LoadedPolicy;
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -2,10 +2,11 @@
 
 use anyhow::Context;
 use clap::Args;
-use mocc_training::eval::{evaluate, summarize, write_csv, LoadedPolicy, Suite};
-use mocc_training::figures::{
-    fairness_outputs, friendliness_outputs, reward_cdf_figure, sweep_figure, timeseries_outputs,
-};
+use mocc_training::actor::LoadedPolicy;
+use mocc_training::eval::{evaluate, summarize, write_csv};
+use mocc_training::figures::{reward_cdf_figure, sweep_figure};
+use mocc_training::flow_figures::{fairness_outputs, friendliness_outputs, timeseries_outputs};
+use mocc_training::suite::Suite;
 use std::path::PathBuf;
 
 /// Arguments of `mocc eval`.

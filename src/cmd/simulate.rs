@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::{ArgGroup, Args};
 use mocc_gym::{Action, Scenario};
-use mocc_training::eval::LoadedPolicy;
+use mocc_training::actor::LoadedPolicy;
 use mocc_training::simulate::{
     parse_network_spec, simulate, simulate_policy, write_csv, write_raw_csv, SimulationSpec,
 };

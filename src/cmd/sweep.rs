@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::Args;
 use mocc_training::config::LoadedConfig;
-use mocc_training::eval::Suite;
+use mocc_training::suite::Suite;
 use mocc_training::sweep::{sweep, write_csv};
 use std::path::PathBuf;
 

@@ -199,4 +199,3 @@ mod tests {
             .starts_with("adapt.pool[0]"));
     }
 }
-

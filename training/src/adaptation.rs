@@ -4,11 +4,11 @@
 //! `crate::adapt`; the plan that applies them in `crate::plan`.
 
 use crate::adapt::AdaptConfig;
-use mocc_policy::objective::validate_field;
 use crate::checkpoint::{Checkpoint, CheckpointState};
 use crate::config::{ConfigError, LoadedConfig, ScenarioRef, TrainConfig};
 use crate::landmarks::{Landmarks, Objective};
 use crate::trainer::{TrainError, Trainer};
+use mocc_policy::objective::validate_field;
 use std::path::{Path, PathBuf};
 
 /// What `mocc adapt` does.
@@ -95,10 +95,7 @@ pub fn adaptation_config(
 
 /// A trainer ready to adapt `spec.from` into `run_dir`, with the pool written to
 /// `run_dir/pool.json`.
-pub fn start_adaptation(
-    spec: &AdaptSpec,
-    run_dir: &Path,
-) -> Result<Trainer, TrainError> {
+pub fn start_adaptation(spec: &AdaptSpec, run_dir: &Path) -> Result<Trainer, TrainError> {
     let ckpt = Checkpoint::open(&spec.from)?;
     let loaded = adaptation_config(&ckpt.state, spec)?;
     let mut trainer = Trainer::new(&loaded, run_dir)?;
@@ -110,9 +107,8 @@ pub fn start_adaptation(
         .map(AdaptConfig::pool_after)
         .unwrap_or_default();
     let path = run_dir.join(POOL_FILE);
-    let json = serde_json::to_string_pretty(&pool)
-        .map_err(|e| TrainError::Incompatible(e.to_string()))?;
-    std::fs::write(&path, json + "\n")
-        .map_err(|source| TrainError::Io { path, source })?;
+    let json =
+        serde_json::to_string_pretty(&pool).map_err(|e| TrainError::Incompatible(e.to_string()))?;
+    std::fs::write(&path, json + "\n").map_err(|source| TrainError::Io { path, source })?;
     Ok(trainer)
 }

@@ -119,7 +119,7 @@ pub fn record_policy_mis(
 /// `checkpoint`, also the libtorch model deciding on the same observations one at a time.
 pub fn bench_policy(
     policy: Arc<mocc_policy::Policy>,
-    checkpoint: Option<&crate::eval::LoadedPolicy>,
+    checkpoint: Option<&crate::actor::LoadedPolicy>,
     decisions: u64,
     repeats: u32,
     seed: u64,
@@ -159,7 +159,7 @@ pub fn bench_policy(
 
 /// Median nanoseconds per batch-1 decision of a checkpoint on the observations of `mis`.
 fn time_checkpoint(
-    checkpoint: &crate::eval::LoadedPolicy,
+    checkpoint: &crate::actor::LoadedPolicy,
     policy: &mocc_policy::Policy,
     mis: &[mocc_policy::MonitorInterval],
     objective: [f64; 3],

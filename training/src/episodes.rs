@@ -71,7 +71,8 @@ impl Episodes {
 
     /// Mean return of the last finished episodes, if any.
     pub fn mean_recent_return(&self) -> Option<f64> {
-        (!self.recent.is_empty()).then(|| self.recent.iter().sum::<f64>() / self.recent.len() as f64)
+        (!self.recent.is_empty())
+            .then(|| self.recent.iter().sum::<f64>() / self.recent.len() as f64)
     }
 
     /// The state to checkpoint.

@@ -1,336 +1,29 @@
 //! `mocc eval`: run a policy deterministically (action = mean) on every network x objective x
 //! seed of a suite file and report per-run network metrics and rewards.
 
-use crate::checkpoint::{Checkpoint, CheckpointError, FrozenModel};
-use crate::export;
-use crate::figures::{FairnessSpec, FriendlinessSpec, SweepSpec, TimeSeriesSpec};
+use crate::actor::{LoadedPolicy, PolicyLoadError};
 use crate::mi_stats::MiStats;
+use crate::suite::{Suite, SuiteError, SuiteNetwork};
 use mocc_gym::reward::{aurora_reward, mocc_reward};
-use mocc_gym::{
-    Action, ClassicKind, ControllerConfig, Env, MiOutcome, Range, Scenario, ScenarioConfig,
-    ScenarioError, SenderConfig, StartRate, StepInfo,
-};
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use mocc_gym::{Action, Env, MiOutcome, Range, Scenario, ScenarioConfig, ScenarioError, StepInfo};
+use serde::Serialize;
 use std::sync::Arc;
 
 /// Errors of evaluation.
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     /// The suite file is unreadable or invalid; the message names the field.
-    #[error("{path}: {message}")]
-    Suite {
-        /// The suite file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
     /// The policy could not be loaded.
     #[error(transparent)]
-    Checkpoint(#[from] CheckpointError),
+    Policy(#[from] PolicyLoadError),
     /// A scenario built from the suite is invalid.
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    /// The policy does not fit (shapes, device).
-    #[error("{0}")]
-    Policy(String),
-    /// The export folder is invalid.
-    #[error(transparent)]
-    Export(#[from] mocc_policy::PolicyError),
     /// A figure or its CSV could not be written.
     #[error(transparent)]
-    Output(#[from] crate::plot::PlotError),
-}
-
-/// One network of a suite: a fixed Aurora bottleneck.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SuiteNetwork {
-    /// Bandwidth (packets/s).
-    pub bw_pps: f64,
-    /// One-way delay (s).
-    pub delay_s: f64,
-    /// Queue (packets).
-    pub queue_pkts: f64,
-    /// Random loss probability.
-    #[serde(default)]
-    pub loss: f64,
-}
-
-impl SuiteNetwork {
-    /// A short label, e.g. `bw300_d0.1_q50_l0.01`.
-    pub fn label(&self) -> String {
-        format!(
-            "bw{}_d{}_q{}_l{}",
-            self.bw_pps, self.delay_s, self.queue_pkts, self.loss
-        )
-    }
-}
-
-/// An evaluation suite.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Suite {
-    /// The networks.
-    #[serde(default)]
-    pub networks: Vec<SuiteNetwork>,
-    /// Objectives (w_thr, w_lat, w_loss); a policy without objective input ignores them for
-    /// acting, but the `mocc` reward is still computed with each. Default: equal weights.
-    #[serde(default)]
-    pub objectives: Option<Vec<[f64; 3]>>,
-    /// Seeds (each run draws Aurora's start rate U(0.3, 1.5) x bw from its seed).
-    #[serde(default = "default_seeds")]
-    pub seeds: Vec<u64>,
-    /// MIs per run.
-    #[serde(default = "default_steps")]
-    pub steps: u32,
-    /// One-parameter sweeps around a base network (the paper's Figure 5); their networks are
-    /// evaluated after `networks`.
-    #[serde(default)]
-    pub sweeps: Option<SweepSpec>,
-    /// Fairness runs: n flows of each policy with staggered starts.
-    #[serde(default)]
-    pub fairness: Option<FairnessSpec>,
-    /// Friendliness runs: each policy against one Cubic flow.
-    #[serde(default)]
-    pub friendliness: Option<FriendlinessSpec>,
-    /// Scenario files whose time series each policy draws.
-    #[serde(default)]
-    pub timeseries: Vec<TimeSeriesSpec>,
-}
-
-fn default_seeds() -> Vec<u64> {
-    vec![0]
-}
-fn default_steps() -> u32 {
-    400
-}
-
-impl Suite {
-    /// Reads and validates a suite file.
-    pub fn load(path: &Path) -> Result<Self, EvalError> {
-        let err = |message: String| EvalError::Suite {
-            path: path.to_path_buf(),
-            message,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let suite: Suite = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
-        suite.validate().map_err(err)?;
-        Ok(suite)
-    }
-
-    /// Checks every value; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.all_networks().is_empty()
-            && self.fairness.is_none()
-            && self.friendliness.is_none()
-            && self.timeseries.is_empty()
-        {
-            return Err(
-                "networks: at least one network (or sweeps, fairness, friendliness, \
-                        timeseries) is required"
-                    .into(),
-            );
-        }
-        for (i, n) in self.networks.iter().enumerate() {
-            ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
-                .validate()
-                .map_err(|e| format!("networks[{i}]: {e}"))?;
-        }
-        if let Some(ws) = &self.objectives {
-            for (i, w) in ws.iter().enumerate() {
-                mocc_gym::config::validate_objective(&format!("objectives[{i}]"), w)
-                    .map_err(|e| e.to_string())?;
-            }
-        }
-        for (p, n) in self.sweeps.iter().flat_map(SweepSpec::networks) {
-            ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
-                .validate()
-                .map_err(|e| format!("sweeps ({}): {e}", p.label()))?;
-        }
-        if let Some(f) = &self.fairness {
-            if f.flows.is_empty() || f.flows.iter().any(|&n| !(2..=8).contains(&n)) {
-                return Err(format!(
-                    "fairness.flows: each count must lie in [2, 8] (got {:?})",
-                    f.flows
-                ));
-            }
-            positive_secs("fairness.duration_s", f.duration_s)?;
-            if !(f.stagger_s.is_finite() && f.stagger_s >= 0.0) {
-                return Err(format!(
-                    "fairness.stagger_s: must be >= 0 (got {})",
-                    f.stagger_s
-                ));
-            }
-            if f.stagger_s * (f.flows.iter().max().copied().unwrap_or(1) as f64 - 1.0)
-                >= f.duration_s
-            {
-                return Err("fairness.duration_s: must exceed the last flow's start".into());
-            }
-        }
-        if let Some(f) = &self.friendliness {
-            positive_secs("friendliness.duration_s", f.duration_s)?;
-            if f.duration_s <= 5.0 {
-                return Err("friendliness.duration_s: must exceed the 5 s warm-up".into());
-            }
-        }
-        for (i, t) in self.timeseries.iter().enumerate() {
-            t.validate(&format!("timeseries[{i}]"))?;
-        }
-        if self.seeds.is_empty() {
-            return Err("seeds: at least one seed is required".into());
-        }
-        if self.steps == 0 {
-            return Err("steps: must be >= 1 (got 0)".into());
-        }
-        Ok(())
-    }
-
-    /// The explicit networks, then those of the sweeps.
-    pub fn all_networks(&self) -> Vec<SuiteNetwork> {
-        let mut out = self.networks.clone();
-        out.extend(
-            self.sweeps
-                .iter()
-                .flat_map(|s| s.networks().into_iter().map(|(_, n)| n)),
-        );
-        out
-    }
-
-    fn objectives_or_default(&self) -> Vec<[f64; 3]> {
-        self.objectives
-            .clone()
-            .unwrap_or_else(|| vec![[1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]])
-    }
-}
-
-fn positive_secs(field: &str, v: f64) -> Result<(), String> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(format!("{field}: must be > 0 (got {v})"))
-    }
-}
-
-/// A trained policy, frozen: a training checkpoint (run with libtorch) or an export folder
-/// (run with mocc-policy's libtorch-free runtime).
-pub struct LoadedPolicy {
-    name: String,
-    model: PolicyModel,
-    scenario: ScenarioConfig,
-}
-
-enum PolicyModel {
-    Checkpoint(Box<FrozenModel>),
-    Export(Box<mocc_policy::Policy>),
-    /// A sender that sets its own rate (a classic controller or a constant rate): it is the
-    /// observed sender, and actions are ignored.
-    Baseline(SenderConfig),
-}
-
-/// The sender of a baseline name: `cubic`, `bbr`, `copa`, `vegas`, `vivace` or `const:RATE`
-/// (packets/s).
-pub fn baseline_sender(name: &str) -> Option<Result<SenderConfig, String>> {
-    if let Some(kind) = ClassicKind::from_name(name) {
-        return Some(Ok(SenderConfig {
-            controller: ControllerConfig::from_classic(kind),
-            ..SenderConfig::default()
-        }));
-    }
-    let rate = name.strip_prefix("const:")?;
-    Some(match rate.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(SenderConfig {
-            controller: ControllerConfig::Constant,
-            start_rate: StartRate::Pps(Range::Fixed(r)),
-            ..SenderConfig::default()
-        }),
-        _ => Err(format!(
-            "{name}: const:RATE needs a positive number of packets/s"
-        )),
-    })
-}
-
-impl LoadedPolicy {
-    /// Loads an export folder (it holds `policy.json`), a checkpoint folder, or a run folder
-    /// (its newest checkpoint).
-    pub fn load(path: &Path) -> Result<Self, EvalError> {
-        if !path.exists() {
-            if let Some(sender) = baseline_sender(&path.to_string_lossy()) {
-                return Ok(Self {
-                    name: path.display().to_string(),
-                    scenario: ScenarioConfig::default(),
-                    model: PolicyModel::Baseline(sender.map_err(EvalError::Policy)?),
-                });
-            }
-        }
-        if export::is_export(path) {
-            let policy = mocc_policy::Policy::load(path)?;
-            return Ok(Self {
-                name: path.display().to_string(),
-                scenario: export::export_scenario(&policy),
-                model: PolicyModel::Export(Box::new(policy)),
-            });
-        }
-        let ckpt = Checkpoint::open(path)?;
-        let scenario = ckpt.scenario().map_err(|e| {
-            EvalError::Policy(format!("training scenario of {}: {e}", ckpt.path.display()))
-        })?;
-        let frozen = ckpt
-            .frozen_model(scenario.obs_len(), ckpt.device())
-            .map_err(EvalError::Policy)?;
-        Ok(Self {
-            name: path.display().to_string(),
-            model: PolicyModel::Checkpoint(Box::new(frozen)),
-            scenario: scenario.config().clone(),
-        })
-    }
-
-    /// The name used in result rows.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The gym setup the policy was trained with (observation, metrics, action rule, MI sizing).
-    pub fn scenario(&self) -> &ScenarioConfig {
-        &self.scenario
-    }
-
-    /// Whether the policy's actions depend on the objective (a MOCC network).
-    pub fn takes_objective(&self) -> bool {
-        match &self.model {
-            PolicyModel::Checkpoint(c) => c.model.architecture().takes_objective(),
-            PolicyModel::Export(p) => p.takes_objective(),
-            PolicyModel::Baseline(_) => false,
-        }
-    }
-
-    /// The observed sender of a baseline (none for learned policies, whose sender is the agent).
-    pub fn baseline(&self) -> Option<&SenderConfig> {
-        match &self.model {
-            PolicyModel::Baseline(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`.
-    pub fn act(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
-        match &self.model {
-            PolicyModel::Checkpoint(c) => {
-                let mut normalized = vec![0.0f32; raw_obs.len()];
-                c.obs_norm.normalize(raw_obs, &mut normalized);
-                c.model.infer(&normalized, objectives, c.device).mean
-            }
-            PolicyModel::Baseline(_) => vec![0.0; objectives.len() / 3],
-            PolicyModel::Export(policy) => {
-                let mut ws = policy.workspace();
-                raw_obs
-                    .chunks_exact(policy.obs_len())
-                    .zip(objectives.chunks_exact(3))
-                    .map(|(obs, w)| policy.mean_action(obs, &[w[0], w[1], w[2]], &mut ws))
-                    .collect()
-            }
-        }
-    }
+    Output(#[from] crate::chart::PlotError),
 }
 
 /// The per-run network metrics and rewards (each a mean over the run's MIs), also used for
@@ -433,7 +126,7 @@ fn network_scenario(
     steps: u32,
 ) -> Result<Scenario, ScenarioError> {
     let fixed = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
-    let mut cfg = policy.scenario.clone();
+    let mut cfg = policy.scenario().clone();
     cfg.link = fixed.link;
     cfg.senders = fixed.senders;
     cfg.episode_mis = steps;

@@ -3,7 +3,7 @@
 //! `Controller` does) or by a sender of its own (classic controller, constant rate): the
 //! fairness and friendliness experiments.
 
-use crate::eval::LoadedPolicy;
+use crate::actor::LoadedPolicy;
 use mocc_gym::{
     env_rng, ClassicCc, ControllerConfig, Network, Range, Scenario, ScenarioConfig, ScenarioError,
     Sender, SenderConfig, StartRate,
@@ -46,7 +46,6 @@ pub struct FlowRates {
     /// Start time of each flow.
     pub starts: Vec<f64>,
 }
-
 
 /// Runs the flows for `duration_s` and samples each flow's delivery rate every `window_s`.
 pub fn run_flows(

@@ -10,16 +10,22 @@
 //!
 //! Library code returns data; only the `mocc` binary prints.
 
+pub mod actor;
 pub mod adapt;
 pub mod adaptation;
+pub mod adaptation_metrics;
+pub mod axes;
 pub mod bench;
+pub mod chart;
 pub mod checkpoint;
 pub mod config;
 pub mod episodes;
 pub mod eval;
 pub mod experiment;
+pub mod experiment_outputs;
 pub mod export;
 pub mod figures;
+pub mod flow_figures;
 pub mod flows;
 pub mod landmarks;
 pub mod mi_stats;
@@ -30,6 +36,8 @@ pub mod run_log;
 pub mod run_state;
 pub mod schedule;
 pub mod simulate;
+pub mod style;
+pub mod suite;
 pub mod sweep;
 pub mod trainer;
 

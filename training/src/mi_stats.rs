@@ -122,7 +122,10 @@ mod tests {
     #[test]
     fn empty_stats_are_zero_and_log_nothing() {
         let s = MiStats::default();
-        assert_eq!((s.utilization(), s.mean_rtt_s(), s.rtt_ratio()), (0.0, 0.0, 0.0));
+        assert_eq!(
+            (s.utilization(), s.mean_rtt_s(), s.rtt_ratio()),
+            (0.0, 0.0, 0.0)
+        );
         assert!(s.scalars().is_empty());
         let mut no_rtt = MiStats::default();
         no_rtt.add(&mi(1.0, 0.0, 0.1));

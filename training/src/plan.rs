@@ -100,7 +100,8 @@ impl ObjectivePlan for LandmarkPlan {
 
     fn observe(&mut self, rewards: &[EnvReward]) -> Vec<(String, f64)> {
         let s = &mut self.schedule;
-        let pairs: Vec<(Objective, f64)> = rewards.iter().map(|r| (r.objective, r.reward)).collect();
+        let pairs: Vec<(Objective, f64)> =
+            rewards.iter().map(|r| (r.objective, r.reward)).collect();
         let landmark_before = (s.phase() == Phase::Traversal).then(|| s.current_landmark());
         let position_before = s.walk_position();
         s.observe(&pairs);
@@ -167,10 +168,7 @@ pub fn group_means(rewards: &[EnvReward]) -> (f64, Option<f64>) {
             .collect();
         (!rs.is_empty()).then(|| rs.iter().sum::<f64>() / rs.len() as f64)
     };
-    (
-        mean_of(CURRENT_GROUP).unwrap_or(0.0),
-        mean_of(REPLAY_GROUP),
-    )
+    (mean_of(CURRENT_GROUP).unwrap_or(0.0), mean_of(REPLAY_GROUP))
 }
 
 #[cfg(test)]

@@ -35,7 +35,11 @@ impl RunLog {
     }
 
     /// Records scalars at `step` (env steps).
-    pub fn scalars<S: AsRef<str>>(&mut self, step: u64, scalars: impl IntoIterator<Item = (S, f64)>) {
+    pub fn scalars<S: AsRef<str>>(
+        &mut self,
+        step: u64,
+        scalars: impl IntoIterator<Item = (S, f64)>,
+    ) {
         for (tag, v) in scalars {
             let tag = tag.as_ref();
             for e in self.recorders.scalar(tag, step, v) {

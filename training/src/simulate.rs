@@ -1,6 +1,6 @@
 //! `mocc simulate`: one sender at a fixed rate (or a constant action) for N MIs.
 
-use crate::eval::LoadedPolicy;
+use crate::actor::LoadedPolicy;
 use mocc_gym::{Action, Env, Scenario, ScenarioConfig, ScenarioError};
 use serde::Serialize;
 use std::io::Write;

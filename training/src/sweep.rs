@@ -1,9 +1,11 @@
 //! `mocc sweep`: one MOCC model per omega (same seed, budget proportional to omega), each
 //! evaluated on a suite; quality against training time (the paper's Figure 16).
 
+use crate::actor::LoadedPolicy;
 use crate::config::LoadedConfig;
-use crate::eval::{evaluate, EvalError, LoadedPolicy, Suite};
+use crate::eval::{evaluate, EvalError};
 use crate::landmarks::{denominator_for_omega, LandmarkSpec, Landmarks};
+use crate::suite::Suite;
 use crate::trainer::{TrainError, Trainer};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -107,7 +109,7 @@ pub fn sweep(
         let mut trainer = Trainer::new(&cfg, &run_dir)?;
         let summary = trainer.run(None, |_| {})?;
         drop(trainer);
-        let policy = LoadedPolicy::load(&summary.final_checkpoint)?;
+        let policy = LoadedPolicy::load(&summary.final_checkpoint).map_err(EvalError::from)?;
         let mut rewards: Vec<f64> = evaluate(&policy, suite)?
             .iter()
             .map(|r| r.metrics.mocc_reward)

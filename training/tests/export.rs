@@ -185,7 +185,10 @@ fn controller_reproduces_the_gym_rate_trajectory() {
             };
             let dir = temp_dir(&format!("traj-{preset}-{warmup}-{min_packets}"));
             let (_vs, _model, _norm, policy) = random_export(arch, &trained, 29, &dir);
-            assert_eq!(policy.spec().monitor_interval.sizing.min_packets, min_packets);
+            assert_eq!(
+                policy.spec().monitor_interval.sizing.min_packets,
+                min_packets
+            );
             let policy = Arc::new(policy);
 
             let mut cfg = export_scenario(&policy);

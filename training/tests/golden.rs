@@ -22,7 +22,9 @@ mod common;
 const GOLDEN: &str = "tests/data/golden.json";
 
 fn config(name: &str, overrides: &[&str]) -> LoadedConfig {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs")
+        .join(name);
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     LoadedConfig::load(&path, &o).expect("tiny config")
 }
@@ -78,7 +80,9 @@ fn adapted(from: &Path) -> PathBuf {
     };
     let dir = common::temp_dir("golden", "adapt");
     let mut t = start_adaptation(&spec, &dir).expect("adaptation");
-    t.run(None, |_| {}).expect("adaptation run").final_checkpoint
+    t.run(None, |_| {})
+        .expect("adaptation run")
+        .final_checkpoint
 }
 
 #[test]
@@ -109,5 +113,8 @@ fn tiny_runs_match_their_recorded_digests() {
     let want: BTreeMap<String, BTreeMap<String, String>> =
         serde_json::from_slice(&std::fs::read(&path).expect("golden digests"))
             .expect("golden json");
-    assert_eq!(got, want, "tiny runs no longer train to the recorded checkpoints");
+    assert_eq!(
+        got, want,
+        "tiny runs no longer train to the recorded checkpoints"
+    );
 }

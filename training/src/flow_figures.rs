@@ -1,0 +1,474 @@
+//! The figures of multi-flow runs and time series: fairness (Jain's index per second, one panel
+//! per flow count), friendliness against Cubic, and each scheme's time series on a scenario
+//! file over one duration.
+
+use crate::actor::LoadedPolicy;
+use crate::axes::{Axis, Scale};
+use crate::chart::{draw_figure, Figure, Legend, Line, Panel, PlotError};
+use crate::eval::EvalError;
+use crate::figures::{cdf, policy_lines, shared_range};
+use crate::simulate::{Horizon, MiRow};
+use crate::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
+use crate::suite::{FairnessSpec, FriendlinessSpec, TimeSeriesSpec};
+use std::path::{Path, PathBuf};
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PlotError + '_ {
+    move |e| PlotError::Draw(format!("{}: {e}", path.display()))
+}
+
+/// Jain's index per second of each (policy, flow count), for the fairness figure.
+pub type FairnessRuns = Vec<(String, usize, Vec<f64>)>;
+
+/// The fairness figure's panels: one per flow count (per scheme group too when the schemes do
+/// not fit one panel), the CDF of Jain's index of each policy, on one x range.
+fn fairness_panels(runs: &FairnessRuns) -> (Vec<Panel>, usize, Legend) {
+    let mut counts: Vec<usize> = runs.iter().map(|r| r.1).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut policies: Vec<&str> = Vec::new();
+    for r in runs {
+        if !policies.contains(&r.0.as_str()) {
+            policies.push(&r.0);
+        }
+    }
+    let lowest = runs
+        .iter()
+        .flat_map(|r| r.2.iter().copied())
+        .chain(counts.last().map(|&n| 1.0 / n as f64))
+        .fold(1.0f64, f64::min);
+    let x0 = ((lowest - 0.02) * 20.0).floor() / 20.0;
+    let mut legend = Vec::new();
+    let mut by_count: Vec<Vec<(Option<&'static str>, Vec<Line>)>> = Vec::new();
+    for &n in &counts {
+        let points: Vec<Vec<(f64, f64)>> = policies
+            .iter()
+            .map(|p| {
+                runs.iter()
+                    .find(|r| r.0 == *p && r.1 == n)
+                    .map(|r| cdf(r.2.clone()))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let (groups, l) = policy_lines(&policies, points);
+        legend = l;
+        by_count.push(groups);
+    }
+    let mut panels = Vec::new();
+    let n_groups = by_count.first().map_or(1, Vec::len);
+    for g in 0..n_groups {
+        for (&n, groups) in counts.iter().zip(&by_count) {
+            let (name, lines) = groups[g].clone();
+            let suffix = name.map(|g| format!(", {g} schemes")).unwrap_or_default();
+            panels.push(Panel::new(
+                format!("{n} flows{suffix}"),
+                Axis::linear("Jain's fairness index (1 = equal shares)").range(x0, 1.01),
+                Axis::linear("fraction of seconds").range(0.0, 1.0),
+                lines,
+            ));
+        }
+    }
+    (panels, counts.len(), legend)
+}
+
+/// Runs the fairness experiment for every policy: fairness.csv (Jain's index per second once
+/// all flows run) and fairness.png (its CDF per policy, one panel per flow count).
+pub fn fairness_outputs(
+    dir: &Path,
+    spec: &FairnessSpec,
+    policies: &[LoadedPolicy],
+) -> Result<(), EvalError> {
+    let mut text = String::from("policy,flows,second,jain_index\n");
+    let mut runs: FairnessRuns = Vec::new();
+    for p in policies {
+        for &n in &spec.flows {
+            let flows: Vec<crate::flows::Flow<'_>> = (0..n)
+                .map(|k| crate::flows::Flow {
+                    driver: p,
+                    objective: p.scenario().objective,
+                    start_s: k as f64 * spec.stagger_s,
+                })
+                .collect();
+            let rates = crate::flows::run_flows(&spec.network, &flows, spec.duration_s, 1.0, 0)?;
+            let jain = rates.jain_per_window();
+            let first = rates.rates[0].len() - jain.len();
+            for (k, j) in jain.iter().enumerate() {
+                text.push_str(&format!("{},{n},{},{j}\n", p.name(), first + k));
+            }
+            runs.push((p.name().to_string(), n, jain));
+        }
+    }
+    let path = dir.join("fairness.csv");
+    std::fs::write(&path, text).map_err(io_err(&path))?;
+    let (panels, columns, legend) = fairness_panels(&runs);
+    let net = &spec.network;
+    draw_figure(
+        &dir.join("fairness.png"),
+        &Figure {
+            title: Some(format!(
+                "Fairness: CDF of Jain's index per second once all flows run (flows of one scheme started {} s apart; {} pkt/s, {} ms RTT)",
+                spec.stagger_s, net.bw_pps, 2000.0 * net.delay_s
+            )),
+            panels,
+            columns,
+            panel_size: (470, 440),
+            legend,
+        },
+    )?;
+    Ok(())
+}
+
+/// One flow of each policy against one Cubic flow: friendliness.csv (mean delivery rates and
+/// their ratio after the first 5 s) and friendliness.png (the ratio per second, log scale).
+pub fn friendliness_outputs(
+    dir: &Path,
+    spec: &FriendlinessSpec,
+    policies: &[LoadedPolicy],
+) -> Result<(), EvalError> {
+    let cubic = LoadedPolicy::load(Path::new("cubic"))?;
+    let mut text = String::from("policy,policy_pps,cubic_pps,ratio\n");
+    let mut points: Vec<Vec<(f64, f64)>> = Vec::new();
+    for p in policies {
+        let flows = [
+            crate::flows::Flow {
+                driver: p,
+                objective: p.scenario().objective,
+                start_s: 0.0,
+            },
+            crate::flows::Flow {
+                driver: &cubic,
+                objective: [1.0 / 3.0; 3],
+                start_s: 0.0,
+            },
+        ];
+        let rates = crate::flows::run_flows(&spec.network, &flows, spec.duration_s, 1.0, 0)?;
+        let (a, b) = (rates.mean_rate(0, 5.0), rates.mean_rate(1, 5.0));
+        text.push_str(&format!("{},{a},{b},{}\n", p.name(), a / b.max(1e-9)));
+        let per_second: Vec<(f64, f64)> = rates.rates[0]
+            .iter()
+            .zip(&rates.rates[1])
+            .enumerate()
+            .map(|(t, (x, y))| ((t + 1) as f64, x / y.max(1.0)))
+            .collect();
+        points.push(per_second);
+    }
+    let path = dir.join("friendliness.csv");
+    std::fs::write(&path, text).map_err(io_err(&path))?;
+    let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
+    draw_figure(
+        &dir.join("friendliness.png"),
+        &friendliness_figure(spec, &names, points),
+    )?;
+    Ok(())
+}
+
+/// The friendliness figure: each scheme's rate ratio to Cubic per second, on a log axis with
+/// the equal-share line, learned and classic schemes apart when they do not fit one panel.
+fn friendliness_figure(
+    spec: &FriendlinessSpec,
+    names: &[&str],
+    points: Vec<Vec<(f64, f64)>>,
+) -> Figure {
+    let (groups, mut legend) = policy_lines(names, points);
+    let equal = LineStyle::solid(REFERENCE)
+        .with_dash(Dash::Dashed)
+        .with_width(1);
+    legend.push(("equal share (ratio 1)".into(), equal));
+    let all: Vec<f64> = groups
+        .iter()
+        .flat_map(|g| g.1.iter().flat_map(|l| l.points.iter().map(|p| p.1)))
+        .chain([1.0])
+        .collect();
+    let y_range = shared_range(Scale::Log, all.iter());
+    let panels = groups
+        .into_iter()
+        .map(|(g, mut lines)| {
+            lines.insert(
+                0,
+                Line {
+                    label: "equal share (ratio 1)".into(),
+                    points: vec![(0.0, 1.0), (spec.duration_s, 1.0)],
+                    style: equal,
+                },
+            );
+            let mut y = Axis::log("delivery rate, scheme / Cubic (log scale)");
+            y.range = y_range;
+            let title = match g {
+                Some(g) => format!("{g} schemes"),
+                None => String::new(),
+            };
+            Panel::new(
+                title,
+                Axis::linear("time (s)").range(0.0, spec.duration_s),
+                y,
+                lines,
+            )
+        })
+        .collect();
+    let net = &spec.network;
+    Figure {
+        title: Some(format!(
+            "Friendliness: one flow of the scheme against one Cubic flow ({} pkt/s, {} ms RTT, {} packets)",
+            net.bw_pps,
+            2000.0 * net.delay_s,
+            net.queue_pkts
+        )),
+        panels,
+        columns: 1,
+        panel_size: (1200, 560),
+        legend,
+    }
+}
+
+/// One policy's run of a time-series scenario.
+pub type TimeSeries = (String, Vec<MiRow>);
+
+/// The time-series figure's panels: one row per policy (its colour), throughput beside RTT,
+/// every row on the same axes. `duration_s` fixes the time axis (else it fits the runs).
+fn timeseries_panels(runs: &[TimeSeries], duration_s: Option<f64>) -> Vec<Panel> {
+    let names: Vec<&str> = runs.iter().map(|r| r.0.as_str()).collect();
+    let styles = policy_styles(&names);
+    let end = duration_s.unwrap_or_else(|| {
+        runs.iter()
+            .filter_map(|r| r.1.last().map(|m| m.time_s))
+            .fold(0.0, f64::max)
+    });
+    let all = || runs.iter().flat_map(|r| r.1.iter());
+    let capacity = all().map(|m| m.capacity_pps).fold(0.0, f64::max);
+    let delivered = all().map(|m| m.delivered_pps).fold(0.0, f64::max);
+    // Sending-rate bursts far above the link are cut at 1.5 x its capacity.
+    let thr_top = 1.05
+        * delivered
+            .max(capacity)
+            .min(1.5 * capacity.max(1.0))
+            .max(capacity);
+    let rtt_top = 1.05e3
+        * all()
+            .map(|m| m.mean_rtt_s.max(m.base_rtt_s))
+            .fold(0.0, f64::max);
+    let axes = RowAxes {
+        end: end.max(1e-3),
+        thr_top: thr_top.max(1.0),
+        rtt_top: rtt_top.max(1.0),
+    };
+    runs.iter()
+        .zip(&styles)
+        .flat_map(|((name, rows), style)| axes.row(&display_name(name), rows, *style))
+        .collect()
+}
+
+/// The shared axes of every row of the time-series figure.
+struct RowAxes {
+    end: f64,
+    thr_top: f64,
+    rtt_top: f64,
+}
+
+impl RowAxes {
+    /// One scheme's row: throughput (sending rate, delivered, link capacity) and RTT (mean,
+    /// base), titled in the scheme's colour.
+    fn row(&self, who: &str, rows: &[MiRow], style: LineStyle) -> [Panel; 2] {
+        let col = |f: fn(&MiRow) -> f64| -> Vec<(f64, f64)> {
+            rows.iter().map(|r| (r.time_s, f(r))).collect()
+        };
+        let line = |label: &str, points, style| Line {
+            label: label.into(),
+            points,
+            style,
+        };
+        let time = || Axis::linear("time (s)").range(0.0, self.end);
+        let reference = LineStyle::solid(REFERENCE).with_width(1);
+        let mut thr = Panel::new(
+            format!("{who}: throughput"),
+            time(),
+            Axis::linear("packets/s").range(0.0, self.thr_top),
+            vec![
+                line(
+                    "sending rate",
+                    col(|r| r.send_pps),
+                    style.with_opacity(0.35).with_width(1),
+                ),
+                line(
+                    "delivered throughput",
+                    col(|r| r.delivered_pps),
+                    style.with_width(2),
+                ),
+                line("link capacity", col(|r| r.capacity_pps), reference),
+            ],
+        );
+        thr.title_colour = Some(style.colour);
+        // MIs without an RTT sample have no RTT (the column holds 0): they break the line.
+        let sampled_rtt_ms = |r: &MiRow| {
+            if r.mean_rtt_s > 0.0 {
+                1e3 * r.mean_rtt_s
+            } else {
+                f64::NAN
+            }
+        };
+        let mut rtt = Panel::new(
+            format!("{who}: RTT"),
+            time(),
+            Axis::linear("RTT (ms)").range(0.0, self.rtt_top),
+            vec![
+                line("mean RTT", col(sampled_rtt_ms), style.with_width(2)),
+                line("base RTT", col(|r| 1e3 * r.base_rtt_s), reference),
+            ],
+        );
+        rtt.title_colour = Some(style.colour);
+        [thr, rtt]
+    }
+}
+
+/// Each policy on a scenario file: timeseries-<name>.csv and .png (sending rate, delivered
+/// throughput and RTT, one row of panels per policy). Returns the PNG's path.
+pub fn timeseries_outputs(
+    dir: &Path,
+    suite_dir: &Path,
+    spec: &TimeSeriesSpec,
+    policies: &[LoadedPolicy],
+) -> Result<PathBuf, EvalError> {
+    let path = suite_dir.join(&spec.scenario);
+    let scenario = mocc_gym::Scenario::load(&path)?;
+    let stem = spec
+        .scenario
+        .file_stem()
+        .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+    let mut text =
+        String::from("policy,time_s,send_pps,delivered_pps,mean_rtt_s,capacity_pps,base_rtt_s\n");
+    let mut runs: Vec<TimeSeries> = Vec::new();
+    for p in policies {
+        let (rows, _) = crate::simulate::simulate_policy_for(
+            scenario.config(),
+            p,
+            p.scenario().objective,
+            spec.horizon(),
+            0,
+        )?;
+        for r in &rows {
+            text.push_str(&format!(
+                "{},{},{},{},{},{},{}\n",
+                p.name(),
+                r.time_s,
+                r.send_pps,
+                r.delivered_pps,
+                r.mean_rtt_s,
+                r.capacity_pps,
+                r.base_rtt_s
+            ));
+        }
+        runs.push((p.name().to_string(), rows));
+    }
+    let csv = dir.join(format!("timeseries-{stem}.csv"));
+    std::fs::write(&csv, text).map_err(io_err(&csv))?;
+    let out = dir.join(format!("timeseries-{stem}.png"));
+    let reference = LineStyle::solid(REFERENCE).with_width(1);
+    let neutral = LineStyle::solid(REFERENCE).with_width(2);
+    let span = match spec.horizon() {
+        Horizon::Seconds(d) => format!("{d} s"),
+        Horizon::Mis(n) => format!("{n} MIs"),
+    };
+    draw_figure(
+        &out,
+        &Figure {
+            title: Some(format!(
+                "{stem}: each scheme as the scenario's observed sender, over {span}"
+            )),
+            panels: timeseries_panels(&runs, spec.duration_s),
+            columns: 2,
+            panel_size: (700, 240),
+            legend: vec![
+                (
+                    "delivered throughput / mean RTT (scheme colour)".into(),
+                    neutral,
+                ),
+                (
+                    "sending rate (light)".into(),
+                    neutral.with_opacity(0.35).with_width(1),
+                ),
+                ("link capacity / base RTT".into(), reference),
+            ],
+        },
+    )?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fairness_draws_one_panel_per_flow_count() {
+        let mut runs: FairnessRuns = Vec::new();
+        for p in crate::style::TEST_SCHEMES {
+            for n in [2, 3, 4] {
+                runs.push((p.into(), n, vec![0.6, 0.9, 1.0]));
+            }
+        }
+        let (panels, columns, legend) = fairness_panels(&runs);
+        assert_eq!((panels.len(), columns), (3, 3));
+        assert_eq!(legend.len(), 7);
+        for (p, n) in panels.iter().zip([2, 3, 4]) {
+            assert_eq!(p.title, format!("{n} flows"));
+            assert_eq!(p.lines.len(), 7);
+            // One x range for every panel, reaching 1/4 (the lowest index of 4 flows).
+            assert_eq!(p.x.range, Some((0.2, 1.01)));
+        }
+        // A scheme has the same colour in every panel.
+        let colours: Vec<_> = panels.iter().map(|p| p.lines[2].style.colour).collect();
+        assert!(colours
+            .iter()
+            .all(|&c| c == crate::style::SCHEMES[2].colour));
+    }
+
+    fn repo(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+    }
+
+    #[test]
+    fn time_series_cover_the_same_duration_and_never_deliver_negative_packets() {
+        // The LEO path: 0.1% random loss and a 0.3 s outage at 14.5 s, when MIs see no acks.
+        let scenario = mocc_gym::Scenario::load(&repo("configs/scenarios/leo.yaml")).unwrap();
+        let policies = [
+            LoadedPolicy::load(&repo("checkpoints/aurora")).unwrap(),
+            LoadedPolicy::load(Path::new("cubic")).unwrap(),
+        ];
+        let duration = 16.0;
+        let mut runs: Vec<TimeSeries> = Vec::new();
+        for p in &policies {
+            let (rows, _) = crate::simulate::simulate_policy_for(
+                scenario.config(),
+                p,
+                p.scenario().objective,
+                Horizon::Seconds(duration),
+                0,
+            )
+            .unwrap();
+            let last = rows.last().unwrap();
+            // Runs until the MI that crosses the end, not one MI more.
+            assert!(last.time_s >= duration, "{}", p.name());
+            assert!(rows[rows.len() - 2].time_s < duration, "{}", p.name());
+            runs.push((p.name().to_string(), rows));
+        }
+        // Schemes with different MI lengths run different numbers of MIs over the same time.
+        assert_ne!(runs[0].1.len(), runs[1].1.len());
+        // Aurora's `recv rate` (acked - 1 packet) goes negative here; delivered packets do not.
+        assert!(runs[0].1.iter().any(|r| r.thr_pps < 0.0));
+        let panels = timeseries_panels(&runs, Some(duration));
+        assert_eq!(panels.len(), 2 * runs.len());
+        for p in panels.iter().step_by(2) {
+            let thr = p
+                .lines
+                .iter()
+                .find(|l| l.label == "delivered throughput")
+                .unwrap();
+            assert!(thr.points.iter().all(|q| q.1 >= 0.0), "{}", p.title);
+            assert_eq!(p.x.range, Some((0.0, duration)));
+            assert_eq!(
+                p.y.range, panels[0].y.range,
+                "one throughput scale for every row"
+            );
+        }
+        for (name, rows) in &runs {
+            assert!(rows.iter().all(|r| r.delivered_pps >= 0.0), "{name}");
+        }
+    }
+}

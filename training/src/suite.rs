@@ -1,0 +1,404 @@
+//! Evaluation suites (`configs/eval/*.yaml`): the networks, objectives and seeds `mocc eval`
+//! runs every policy on, and the sections that ask for figures (one-parameter sweeps, fairness,
+//! friendliness, time series on scenario files), with their validation.
+
+use crate::flows::FlowNetwork;
+use crate::simulate::Horizon;
+use mocc_gym::ScenarioConfig;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A suite file that is unreadable or invalid; the message names the field.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SuiteError {
+    /// The suite file.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// One network of a suite: a fixed Aurora bottleneck.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteNetwork {
+    /// Bandwidth (packets/s).
+    pub bw_pps: f64,
+    /// One-way delay (s).
+    pub delay_s: f64,
+    /// Queue (packets).
+    pub queue_pkts: f64,
+    /// Random loss probability.
+    #[serde(default)]
+    pub loss: f64,
+}
+
+impl SuiteNetwork {
+    /// A short label, e.g. `bw300_d0.1_q50_l0.01`.
+    pub fn label(&self) -> String {
+        format!(
+            "bw{}_d{}_q{}_l{}",
+            self.bw_pps, self.delay_s, self.queue_pkts, self.loss
+        )
+    }
+}
+
+/// An evaluation suite.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// The networks.
+    #[serde(default)]
+    pub networks: Vec<SuiteNetwork>,
+    /// Objectives (w_thr, w_lat, w_loss); a policy without objective input ignores them for
+    /// acting, but the `mocc` reward is still computed with each. Default: equal weights.
+    #[serde(default)]
+    pub objectives: Option<Vec<[f64; 3]>>,
+    /// Seeds (each run draws Aurora's start rate U(0.3, 1.5) x bw from its seed).
+    #[serde(default = "default_seeds")]
+    pub seeds: Vec<u64>,
+    /// MIs per run.
+    #[serde(default = "default_steps")]
+    pub steps: u32,
+    /// One-parameter sweeps around a base network (the paper's Figure 5); their networks are
+    /// evaluated after `networks`.
+    #[serde(default)]
+    pub sweeps: Option<SweepSpec>,
+    /// Fairness runs: n flows of each policy with staggered starts.
+    #[serde(default)]
+    pub fairness: Option<FairnessSpec>,
+    /// Friendliness runs: each policy against one Cubic flow.
+    #[serde(default)]
+    pub friendliness: Option<FriendlinessSpec>,
+    /// Scenario files whose time series each policy draws.
+    #[serde(default)]
+    pub timeseries: Vec<TimeSeriesSpec>,
+}
+
+fn default_seeds() -> Vec<u64> {
+    vec![0]
+}
+fn default_steps() -> u32 {
+    400
+}
+
+impl Suite {
+    /// Reads and validates a suite file.
+    pub fn load(path: &Path) -> Result<Self, SuiteError> {
+        let err = |message: String| SuiteError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let suite: Suite = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
+        suite.validate().map_err(err)?;
+        Ok(suite)
+    }
+
+    /// Checks every value; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.all_networks().is_empty()
+            && self.fairness.is_none()
+            && self.friendliness.is_none()
+            && self.timeseries.is_empty()
+        {
+            return Err(
+                "networks: at least one network (or sweeps, fairness, friendliness, \
+                        timeseries) is required"
+                    .into(),
+            );
+        }
+        for (i, n) in self.networks.iter().enumerate() {
+            ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
+                .validate()
+                .map_err(|e| format!("networks[{i}]: {e}"))?;
+        }
+        if let Some(ws) = &self.objectives {
+            for (i, w) in ws.iter().enumerate() {
+                mocc_gym::config::validate_objective(&format!("objectives[{i}]"), w)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        for (p, n) in self.sweeps.iter().flat_map(SweepSpec::networks) {
+            ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
+                .validate()
+                .map_err(|e| format!("sweeps ({}): {e}", p.label()))?;
+        }
+        if let Some(f) = &self.fairness {
+            if f.flows.is_empty() || f.flows.iter().any(|&n| !(2..=8).contains(&n)) {
+                return Err(format!(
+                    "fairness.flows: each count must lie in [2, 8] (got {:?})",
+                    f.flows
+                ));
+            }
+            positive_secs("fairness.duration_s", f.duration_s)?;
+            if !(f.stagger_s.is_finite() && f.stagger_s >= 0.0) {
+                return Err(format!(
+                    "fairness.stagger_s: must be >= 0 (got {})",
+                    f.stagger_s
+                ));
+            }
+            if f.stagger_s * (f.flows.iter().max().copied().unwrap_or(1) as f64 - 1.0)
+                >= f.duration_s
+            {
+                return Err("fairness.duration_s: must exceed the last flow's start".into());
+            }
+        }
+        if let Some(f) = &self.friendliness {
+            positive_secs("friendliness.duration_s", f.duration_s)?;
+            if f.duration_s <= 5.0 {
+                return Err("friendliness.duration_s: must exceed the 5 s warm-up".into());
+            }
+        }
+        for (i, t) in self.timeseries.iter().enumerate() {
+            t.validate(&format!("timeseries[{i}]"))?;
+        }
+        if self.seeds.is_empty() {
+            return Err("seeds: at least one seed is required".into());
+        }
+        if self.steps == 0 {
+            return Err("steps: must be >= 1 (got 0)".into());
+        }
+        Ok(())
+    }
+
+    /// The explicit networks, then those of the sweeps.
+    pub fn all_networks(&self) -> Vec<SuiteNetwork> {
+        let mut out = self.networks.clone();
+        out.extend(
+            self.sweeps
+                .iter()
+                .flat_map(|s| s.networks().into_iter().map(|(_, n)| n)),
+        );
+        out
+    }
+
+    /// The objectives to run: the suite's, or the balanced one.
+    pub fn objectives_or_default(&self) -> Vec<[f64; 3]> {
+        self.objectives
+            .clone()
+            .unwrap_or_else(|| vec![[1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]])
+    }
+}
+
+fn positive_secs(field: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{field}: must be > 0 (got {v})"))
+    }
+}
+
+/// One-parameter sweeps around a base network (the `sweeps:` section of a suite).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// The network every sweep varies one parameter of.
+    pub base: SuiteNetwork,
+    /// Bandwidths (packets/s).
+    #[serde(default)]
+    pub bw_pps: Vec<f64>,
+    /// One-way delays (s).
+    #[serde(default)]
+    pub delay_s: Vec<f64>,
+    /// Random loss rates.
+    #[serde(default)]
+    pub loss: Vec<f64>,
+    /// Buffer sizes (packets).
+    #[serde(default)]
+    pub queue_pkts: Vec<f64>,
+}
+
+/// A swept parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepParam {
+    /// Bandwidth.
+    Bandwidth,
+    /// One-way delay.
+    Delay,
+    /// Random loss.
+    Loss,
+    /// Buffer size.
+    Queue,
+}
+
+impl SweepParam {
+    /// Every parameter, in figure order.
+    pub const ALL: [SweepParam; 4] = [
+        SweepParam::Bandwidth,
+        SweepParam::Delay,
+        SweepParam::Loss,
+        SweepParam::Queue,
+    ];
+
+    /// Axis label with units.
+    pub fn label(self) -> &'static str {
+        match self {
+            SweepParam::Bandwidth => "bandwidth (packets/s)",
+            SweepParam::Delay => "base RTT (ms)",
+            SweepParam::Loss => "random loss rate (fraction of packets)",
+            SweepParam::Queue => "buffer (packets)",
+        }
+    }
+
+    /// Short name in panel titles.
+    pub fn name(self) -> &'static str {
+        match self {
+            SweepParam::Bandwidth => "bandwidth",
+            SweepParam::Delay => "base RTT",
+            SweepParam::Loss => "random loss",
+            SweepParam::Queue => "buffer",
+        }
+    }
+
+    /// The value shown on the x axis for a network.
+    pub fn axis_value(self, n: &SuiteNetwork) -> f64 {
+        match self {
+            SweepParam::Bandwidth => n.bw_pps,
+            SweepParam::Delay => 2000.0 * n.delay_s,
+            SweepParam::Loss => n.loss,
+            SweepParam::Queue => n.queue_pkts,
+        }
+    }
+}
+
+impl SweepSpec {
+    /// The networks of every sweep, with the parameter they belong to.
+    pub fn networks(&self) -> Vec<(SweepParam, SuiteNetwork)> {
+        let b = self.base;
+        let mut out = Vec::new();
+        for &v in &self.bw_pps {
+            out.push((SweepParam::Bandwidth, SuiteNetwork { bw_pps: v, ..b }));
+        }
+        for &v in &self.delay_s {
+            out.push((SweepParam::Delay, SuiteNetwork { delay_s: v, ..b }));
+        }
+        for &v in &self.loss {
+            out.push((SweepParam::Loss, SuiteNetwork { loss: v, ..b }));
+        }
+        for &v in &self.queue_pkts {
+            out.push((SweepParam::Queue, SuiteNetwork { queue_pkts: v, ..b }));
+        }
+        out
+    }
+}
+
+/// The `fairness:` section of a suite: n flows of one scheme with staggered starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FairnessSpec {
+    /// The bottleneck.
+    pub network: FlowNetwork,
+    /// Flow counts to run (each 2..=8).
+    pub flows: Vec<usize>,
+    /// Seconds between flow starts.
+    pub stagger_s: f64,
+    /// Length of each run (s).
+    pub duration_s: f64,
+}
+
+/// The `friendliness:` section: one flow of the scheme against one Cubic flow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FriendlinessSpec {
+    /// The bottleneck.
+    pub network: FlowNetwork,
+    /// Length of the run (s); the first 5 s are not counted.
+    pub duration_s: f64,
+}
+
+/// A scenario file whose time series each policy draws (`timeseries:` entries). Give
+/// `duration_s` (every scheme covers the same simulated time) or, as older suites do, `steps`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeSeriesSpec {
+    /// Scenario file (relative to the suite file).
+    pub scenario: PathBuf,
+    /// Simulated seconds each policy runs (until the first MI that ends at or after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// MIs each policy runs instead (schemes with longer MIs then run longer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<usize>,
+}
+
+impl TimeSeriesSpec {
+    /// Checks the entry; `field` names it in messages (`timeseries[0]`).
+    pub fn validate(&self, field: &str) -> Result<(), String> {
+        match (self.duration_s, self.steps) {
+            (Some(_), Some(_)) => Err(format!("{field}: give duration_s or steps, not both")),
+            (None, None) => Err(format!("{field}.duration_s: required (or steps)")),
+            (Some(d), None) if !(d.is_finite() && d > 0.0) => {
+                Err(format!("{field}.duration_s: must be > 0 (got {d})"))
+            }
+            (None, Some(0)) => Err(format!("{field}.steps: must be >= 1")),
+            _ => Ok(()),
+        }
+    }
+
+    /// How long each policy runs.
+    pub fn horizon(&self) -> Horizon {
+        match (self.duration_s, self.steps) {
+            (Some(d), _) => Horizon::Seconds(d),
+            (None, Some(n)) => Horizon::Mis(n),
+            (None, None) => Horizon::Mis(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_vary_one_parameter_each() {
+        let base = SuiteNetwork {
+            bw_pps: 500.0,
+            delay_s: 0.03,
+            queue_pkts: 100.0,
+            loss: 0.0,
+        };
+        let spec = SweepSpec {
+            base,
+            bw_pps: vec![100.0, 200.0],
+            delay_s: vec![0.1],
+            loss: vec![],
+            queue_pkts: vec![10.0],
+        };
+        let n = spec.networks();
+        assert_eq!(n.len(), 4);
+        assert_eq!(
+            n[1],
+            (
+                SweepParam::Bandwidth,
+                SuiteNetwork {
+                    bw_pps: 200.0,
+                    ..base
+                }
+            )
+        );
+        assert_eq!(n[2].1.delay_s, 0.1);
+        assert_eq!(n[2].1.bw_pps, 500.0);
+        assert_eq!(SweepParam::Delay.axis_value(&n[2].1), 200.0);
+    }
+
+    #[test]
+    fn timeseries_entries_take_a_duration_or_old_steps() {
+        let new: TimeSeriesSpec =
+            serde_saphyr::from_str("{scenario: leo.yaml, duration_s: 30}").unwrap();
+        assert_eq!(new.horizon(), Horizon::Seconds(30.0));
+        assert_eq!(new.validate("timeseries[0]"), Ok(()));
+        let old: TimeSeriesSpec =
+            serde_saphyr::from_str("{scenario: leo.yaml, steps: 1500}").unwrap();
+        assert_eq!(old.horizon(), Horizon::Mis(1500));
+        assert_eq!(old.validate("timeseries[0]"), Ok(()));
+        let both: TimeSeriesSpec =
+            serde_saphyr::from_str("{scenario: a.yaml, steps: 5, duration_s: 3}").unwrap();
+        assert!(both.validate("t").unwrap_err().contains("not both"));
+        let none: TimeSeriesSpec = serde_saphyr::from_str("{scenario: a.yaml}").unwrap();
+        assert!(none.validate("t").unwrap_err().contains("t.duration_s"));
+        let bad: TimeSeriesSpec =
+            serde_saphyr::from_str("{scenario: a.yaml, duration_s: -1}").unwrap();
+        assert!(bad.validate("t").unwrap_err().contains("> 0"));
+    }
+}
