@@ -84,7 +84,11 @@ mod tests {
             let s = sample(mean, std, log_std, &mut rng);
             let t = |v: f32| Tensor::from_slice(&[v]).view([1, 1]);
             let lp = log_prob(&t(s.action), &t(mean), &t(log_std)).double_value(&[0]);
-            assert!((lp - f64::from(s.log_prob)).abs() < 1e-4, "{lp} vs {}", s.log_prob);
+            assert!(
+                (lp - f64::from(s.log_prob)).abs() < 1e-4,
+                "{lp} vs {}",
+                s.log_prob
+            );
         }
     }
 

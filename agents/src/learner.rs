@@ -115,9 +115,10 @@ impl PpoLearner {
     pub fn act(&mut self, raw_obs: &[f32], objectives: &[f32], actions: &mut [f32]) {
         let t = self.step;
         self.obs_norm.update(raw_obs);
-        self.obs_norm
-            .normalize(raw_obs, self.rollout.obs_at_mut(t));
-        self.rollout.objectives_at_mut(t).copy_from_slice(objectives);
+        self.obs_norm.normalize(raw_obs, self.rollout.obs_at_mut(t));
+        self.rollout
+            .objectives_at_mut(t)
+            .copy_from_slice(objectives);
         let d = self.obs_norm.dim() * self.envs;
         let out = self.model.infer(
             &self.rollout.obs[t * d..(t + 1) * d],
@@ -269,8 +270,9 @@ impl PpoLearner {
     ) -> Result<(), String> {
         load_weights(&self.vs, tensors).map_err(|e| format!("checkpoint {e}"))?;
         let device = self.device;
-        self.opt
-            .load_state(state.adam_step, |k| tensors.get(k).map(|t| t.to_device(device)))?;
+        self.opt.load_state(state.adam_step, |k| {
+            tensors.get(k).map(|t| t.to_device(device))
+        })?;
         self.check_obs_dim(&state.obs_norm)?;
         self.obs_norm = state.obs_norm;
         self.restore_reward_norm(state.reward_norm)?;
@@ -341,7 +343,9 @@ mod tests {
     }
 
     fn obs(t: usize) -> Vec<f32> {
-        (0..ENVS * 6).map(|i| ((i + 7 * t) % 5) as f32 * 0.3).collect()
+        (0..ENVS * 6)
+            .map(|i| ((i + 7 * t) % 5) as f32 * 0.3)
+            .collect()
     }
 
     /// Two rollout steps and an update; returns the actions taken.

@@ -19,14 +19,14 @@ pub mod reward_norm;
 pub mod rollout;
 
 pub use adam::Adam;
-pub use learner::{learner_rng, LearnerState, PpoLearner, StepOutcome};
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
+pub use gae::compute_gae;
+pub use learner::{learner_rng, LearnerState, PpoLearner, StepOutcome};
 pub use model::{
     load_weights, to_vec, Activation, ActorCritic, Architecture, Inference, PolicyOutput,
     OBJECTIVE_DIM,
 };
 pub use obs_norm::RunningMeanStd;
-pub use gae::compute_gae;
 pub use ppo::{grouped_ppo_loss, ppo_loss, update, Batch, LossStats, Minibatch, UpdateError};
 pub use ppo_config::{PpoConfig, Schedule};
 pub use reward_norm::RewardScaler;

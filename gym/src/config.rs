@@ -8,8 +8,8 @@
 use crate::cc::ClassicKind;
 use crate::error::ScenarioError;
 use crate::reward::RewardKind;
-pub use mocc_policy::{MonitorIntervalConfig, ObservationConfig};
 use mocc_policy::{MetricsVersion, MiClock, RateRule};
+pub use mocc_policy::{MonitorIntervalConfig, ObservationConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -174,7 +174,12 @@ impl Env {
         let (outages, trace) = scenario.shared_link_parts();
         net.link_mut().reattach(outages, trace);
         let cfg = scenario.config();
-        let clock = MiClock::resume(snap.obs, cfg.monitor_interval, cfg.warmup_mis, snap.mi_dur_s);
+        let clock = MiClock::resume(
+            snap.obs,
+            cfg.monitor_interval,
+            cfg.warmup_mis,
+            snap.mi_dur_s,
+        );
         Ok(Self {
             agent: cfg.agent_index(),
             scenario,

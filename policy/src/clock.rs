@@ -171,7 +171,11 @@ mod tests {
         assert!(c.in_warmup());
         assert!(c.on_mi(&mi(0.2)));
         assert!(!c.in_warmup());
-        assert_eq!(c.observation(), &empty[..], "warm-up MIs stay out of the history");
+        assert_eq!(
+            c.observation(),
+            &empty[..],
+            "warm-up MIs stay out of the history"
+        );
         assert_eq!(c.sampled_duration_s(100.0), None);
         assert!(c.on_mi(&mi(0.2)));
         assert_ne!(c.observation(), &empty[..]);

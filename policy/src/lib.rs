@@ -31,10 +31,6 @@ pub use clock::MiClock;
 pub use controller::Controller;
 pub use error::PolicyError;
 pub use export::{NamedTensors, Policy, PolicyWorkspace, SPEC_FILE, WEIGHTS_FILE};
-pub use spec::{
-    ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,
-    WeightsSpec, POLICY_FORMAT_VERSION,
-};
 pub use features::{
     BaselineMode, Feature, FeatureError, FeatureSet, LatencyBaseline, MetricsVersion,
     NO_BASELINE_LATENCY_S,
@@ -47,3 +43,7 @@ pub use normalize::{
 };
 pub use objective::{Objective, ObjectiveError};
 pub use rate::{RateError, RateRule};
+pub use spec::{
+    ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,
+    WeightsSpec, POLICY_FORMAT_VERSION,
+};

@@ -122,7 +122,10 @@ impl<E: serde::de::Error> Section<E> {
     }
 
     fn take<T: serde::de::DeserializeOwned>(&mut self, key: &'static str) -> Result<T, E> {
-        let value = self.fields.remove(key).ok_or_else(|| E::missing_field(key))?;
+        let value = self
+            .fields
+            .remove(key)
+            .ok_or_else(|| E::missing_field(key))?;
         T::deserialize(value).map_err(|e| E::custom(format!("{key}: {e}")))
     }
 
@@ -302,7 +305,10 @@ pub(crate) fn parse_spec(path: &Path, text: &str) -> Result<PolicySpec, PolicyEr
 /// Names the first unknown feature by its position, before the typed parse (whose message would
 /// not say which entry it was).
 fn check_feature_names(path: &Path, spec: &serde_json::Value) -> Result<(), PolicyError> {
-    let names = spec["observation"]["features"].as_array().into_iter().flatten();
+    let names = spec["observation"]["features"]
+        .as_array()
+        .into_iter()
+        .flatten();
     for (index, name) in names.enumerate() {
         let Some(name) = name.as_str() else { continue };
         if name.parse::<crate::Feature>().is_err() {

@@ -376,11 +376,19 @@ fn embedded_sections_refuse_unknown_and_missing_fields() {
             v[section].as_object_mut().unwrap().remove(key);
         });
         let err = load_err(&dir);
-        assert!(err.contains(&format!("missing field `{key}`")), "{section}.{key}: {err}");
+        assert!(
+            err.contains(&format!("missing field `{key}`")),
+            "{section}.{key}: {err}"
+        );
         std::fs::write(dir.join("policy.json"), spec.to_string()).unwrap();
     }
-    edit_json(&dir, |v| v["monitor_interval"]["rtt_factor"] = (-1.0).into());
+    edit_json(&dir, |v| {
+        v["monitor_interval"]["rtt_factor"] = (-1.0).into()
+    });
     let err = load_err(&dir);
-    assert!(err.contains("monitor_interval.rtt_factor: must be > 0"), "{err}");
+    assert!(
+        err.contains("monitor_interval.rtt_factor: must be > 0"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

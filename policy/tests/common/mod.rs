@@ -3,9 +3,8 @@
 
 use mocc_policy::{
     Activation, ArchitectureSpec, BaselineMode, FeatureSet, LayerSpec, MetricsVersion,
-    MonitorIntervalConfig, MonitorIntervalSpec, ObservationConfig,
-    Normalization, ObservationSpec, PolicySpec, Provenance, RateRule, WeightsSpec,
-    POLICY_FORMAT_VERSION,
+    MonitorIntervalConfig, MonitorIntervalSpec, Normalization, ObservationConfig, ObservationSpec,
+    PolicySpec, Provenance, RateRule, WeightsSpec, POLICY_FORMAT_VERSION,
 };
 
 pub type Tensors = mocc_policy::NamedTensors;
