@@ -1,6 +1,8 @@
 //! Behaviour pin for refactors: tiny trainings (Aurora, Aurora with reward scaling, MOCC's
 //! landmark schedule, adaptation with requirement replay) must end in checkpoints whose bytes
-//! match the digests recorded in `tests/data/golden.json`.
+//! match the digests recorded in `tests/data/golden.json`, and checkpoints written mid-run by
+//! the code that recorded them (`tests/data/checkpoints-8e046a1`) must resume to the same
+//! digests: old checkpoints keep resuming, bit for bit.
 //!
 //! A change that is meant to alter training (new defaults, a different sampler) re-records the
 //! digests with `MOCC_BLESS_GOLDEN=1 cargo test --profile ci -p mocc-training --test golden`
@@ -62,6 +64,25 @@ fn digest(ckpt: &Path) -> BTreeMap<String, String> {
     ])
 }
 
+fn recorded() -> BTreeMap<String, BTreeMap<String, String>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);
+    serde_json::from_slice(&std::fs::read(&path).expect("golden digests")).expect("golden json")
+}
+
+/// Copies a directory tree (a run folder of the fixtures) to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
 fn train(name: &str, cfg: &LoadedConfig) -> PathBuf {
     let dir = common::temp_dir("golden", name);
     let mut t = Trainer::new(cfg, &dir).expect("trainer");
@@ -110,11 +131,23 @@ fn tiny_runs_match_their_recorded_digests() {
         std::fs::write(&path, text).expect("write golden digests");
         return;
     }
-    let want: BTreeMap<String, BTreeMap<String, String>> =
-        serde_json::from_slice(&std::fs::read(&path).expect("golden digests"))
-            .expect("golden json");
     assert_eq!(
-        got, want,
+        got,
+        recorded(),
         "tiny runs no longer train to the recorded checkpoints"
     );
+}
+
+#[test]
+fn checkpoints_of_the_recording_code_resume_to_the_recorded_digests() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/checkpoints-8e046a1");
+    let want = recorded();
+    for (run, key) in [("aurora", "aurora"), ("mocc", "mocc-landmarks")] {
+        let dir = common::temp_dir("golden-resume", run);
+        copy_tree(&fixtures.join(run), &dir);
+        let mut t = Trainer::resume(&dir).expect("an old checkpoint resumes");
+        let end = t.run(None, |_| {}).expect("training").final_checkpoint;
+        assert_eq!(digest(&end), want[key], "{run}: resumed run differs");
+    }
 }
