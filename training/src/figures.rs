@@ -398,12 +398,7 @@ mod tests {
 
     #[test]
     fn sweep_panels_split_learned_and_classic_when_lines_do_not_fit() {
-        let base = SuiteNetwork {
-            bw_pps: 500.0,
-            delay_s: 0.03,
-            queue_pkts: 100.0,
-            loss: 0.0,
-        };
+        let base = crate::suite::tests::base_network();
         let spec = SweepSpec {
             base,
             bw_pps: vec![100.0, 200.0],
