@@ -72,7 +72,7 @@ pub struct PpoLearner {
 
 /// The learner's RNG for `seed`: stream `u64::MAX` of the seed's ChaCha8 key (streams from 0
 /// belong to the envs).
-pub fn learner_rng(seed: u64) -> ChaCha8Rng {
+fn learner_rng(seed: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(u64::MAX);
     rng
@@ -119,10 +119,9 @@ impl PpoLearner {
         self.rollout
             .objectives_at_mut(t)
             .copy_from_slice(objectives);
-        let d = self.obs_norm.dim() * self.envs;
         let out = self.model.infer(
-            &self.rollout.obs[t * d..(t + 1) * d],
-            &self.rollout.objectives[t * 3 * self.envs..(t + 1) * 3 * self.envs],
+            self.rollout.obs_at(t),
+            self.rollout.objectives_at(t),
             self.device,
         );
         let std = out.log_std.exp();
@@ -233,11 +232,6 @@ impl PpoLearner {
     /// The reward scaler, when reward scaling is on.
     pub fn reward_scaler(&self) -> Option<&RewardScaler> {
         self.reward_norm.as_ref()
-    }
-
-    /// Observation size.
-    pub fn obs_dim(&self) -> usize {
-        self.obs_norm.dim()
     }
 
     /// Everything but the tensors, for a checkpoint.
@@ -392,7 +386,7 @@ mod tests {
         let mut actions = [0.0f32; ENVS];
         l.start_rollout(&[]);
         l.act(&obs(0), &w, &mut actions);
-        let out = l.model.infer(&l.rollout.obs[..ENVS * 6], &w, Device::Cpu);
+        let out = l.model.infer(l.rollout.obs_at(0), &w, Device::Cpu);
         let t = |v: &[f32]| Tensor::from_slice(v).view([-1, 1]);
         let lp = gaussian::log_prob(
             &t(&actions),

@@ -21,7 +21,7 @@ pub mod rollout;
 pub use adam::Adam;
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
 pub use gae::compute_gae;
-pub use learner::{learner_rng, LearnerState, PpoLearner, StepOutcome};
+pub use learner::{LearnerState, PpoLearner, StepOutcome};
 pub use model::{
     load_weights, to_vec, Activation, ActorCritic, Architecture, Inference, PolicyOutput,
     OBJECTIVE_DIM,

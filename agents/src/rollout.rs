@@ -54,26 +54,41 @@ impl RolloutBuffer {
         }
     }
 
-    /// Number of envs per step.
-    pub fn envs(&self) -> usize {
-        self.envs
-    }
-
     /// The rows of step `t`.
     pub fn rows(&self, t: usize) -> std::ops::Range<usize> {
         t * self.envs..(t + 1) * self.envs
     }
 
-    /// Step `t`'s normalized observations.
-    pub fn obs_at_mut(&mut self, t: usize) -> &mut [f32] {
-        let d = self.obs_dim * self.envs;
-        &mut self.obs[t * d..(t + 1) * d]
+    /// Step `t`'s normalized observations `[envs, obs_dim]`.
+    pub fn obs_at(&self, t: usize) -> &[f32] {
+        &self.obs[self.obs_span(t)]
     }
 
-    /// Step `t`'s objectives.
+    /// Step `t`'s normalized observations, to fill.
+    pub fn obs_at_mut(&mut self, t: usize) -> &mut [f32] {
+        let span = self.obs_span(t);
+        &mut self.obs[span]
+    }
+
+    /// Step `t`'s objectives `[envs, 3]`.
+    pub fn objectives_at(&self, t: usize) -> &[f32] {
+        &self.objectives[self.objective_span(t)]
+    }
+
+    /// Step `t`'s objectives, to fill.
     pub fn objectives_at_mut(&mut self, t: usize) -> &mut [f32] {
+        let span = self.objective_span(t);
+        &mut self.objectives[span]
+    }
+
+    fn obs_span(&self, t: usize) -> std::ops::Range<usize> {
+        let d = self.obs_dim * self.envs;
+        t * d..(t + 1) * d
+    }
+
+    fn objective_span(&self, t: usize) -> std::ops::Range<usize> {
         let d = 3 * self.envs;
-        &mut self.objectives[t * d..(t + 1) * d]
+        t * d..(t + 1) * d
     }
 
     /// GAE(gamma, lambda) with `next_values` for the observations after the last step, and the

@@ -5,7 +5,7 @@ use crate::error::ScenarioError;
 use crate::link::{Link, LinkParams};
 use crate::sim::Pacing;
 use crate::trace::Trace;
-use mocc_policy::{ObservationBuilder, RateRule};
+use mocc_policy::RateRule;
 use rand::Rng;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -107,11 +107,6 @@ impl Scenario {
     /// The action rule.
     pub fn rate_rule(&self) -> RateRule {
         self.config.action
-    }
-
-    /// A fresh observation builder for this scenario.
-    pub fn observation_builder(&self) -> ObservationBuilder {
-        self.config.observation.builder(self.config.metrics)
     }
 
     /// Observation length (`history_len * features`).
