@@ -916,3 +916,26 @@ fn notebooks_execute_on_small_outputs() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_multi_flow_run_trains_resumes_and_exports_through_the_cli() {
+    let run = temp_path("shared-run");
+    let j = train_into("configs/tiny-shared.yaml", &run, &[]);
+    let steps = j["env_steps"].as_u64().unwrap();
+    assert!(steps >= 1000, "{j}");
+    // Resuming a finished run trains nothing more and reports the same count.
+    let again = stdout_json(&mocc(&["train", "--resume", run.to_str().unwrap()]));
+    assert_eq!(again["env_steps"].as_u64(), Some(steps), "{again}");
+    let export = temp_path("shared-export");
+    let _ = std::fs::remove_dir_all(&export);
+    let spec = stdout_json(&mocc(&[
+        "export",
+        run.to_str().unwrap(),
+        "--out",
+        export.to_str().unwrap(),
+    ]));
+    assert_eq!(spec["action"]["max_rate_pps"], 2000.0, "{spec}");
+    assert_eq!(spec["architecture"]["objective_dim"], 3);
+    let _ = std::fs::remove_dir_all(run);
+    let _ = std::fs::remove_dir_all(export);
+}

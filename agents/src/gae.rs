@@ -16,23 +16,35 @@ pub fn compute_gae(
     gamma: f64,
     lambda: f64,
 ) -> (Vec<f32>, Vec<f32>) {
-    let steps = rewards.len() / n_envs;
+    let lanes: Vec<u32> = (0..rewards.len()).map(|i| (i % n_envs) as u32).collect();
+    compute_gae_lanes(rewards, values, ended, &lanes, next_values, gamma, lambda)
+}
+
+/// Generalized advantage estimation over rows of interleaved trajectories: row `i` belongs to
+/// lane `lanes[i]`, and each lane's rows are in time order (lanes may have different numbers of
+/// rows, as learned senders that decide at their own times do). `next_values[lane]` is the
+/// value of the observation after the lane's last row. Episode ends work as in
+/// [`compute_gae`]. Returns (advantages, returns).
+pub fn compute_gae_lanes(
+    rewards: &[f32],
+    values: &[f32],
+    ended: &[f32],
+    lanes: &[u32],
+    next_values: &[f32],
+    gamma: f64,
+    lambda: f64,
+) -> (Vec<f32>, Vec<f32>) {
     let mut adv = vec![0.0f32; rewards.len()];
-    let mut last = vec![0.0f64; n_envs];
-    for t in (0..steps).rev() {
-        for e in 0..n_envs {
-            let i = t * n_envs + e;
-            let next_v = if t + 1 == steps {
-                next_values[e]
-            } else {
-                values[i + n_envs]
-            };
-            let live = 1.0 - f64::from(ended[i]);
-            let delta =
-                f64::from(rewards[i]) + gamma * f64::from(next_v) * live - f64::from(values[i]);
-            last[e] = delta + gamma * lambda * live * last[e];
-            adv[i] = last[e] as f32;
-        }
+    let mut last = vec![0.0f64; next_values.len()];
+    let mut next_v = next_values.to_vec();
+    for i in (0..rewards.len()).rev() {
+        let e = lanes[i] as usize;
+        let live = 1.0 - f64::from(ended[i]);
+        let delta =
+            f64::from(rewards[i]) + gamma * f64::from(next_v[e]) * live - f64::from(values[i]);
+        last[e] = delta + gamma * lambda * live * last[e];
+        adv[i] = last[e] as f32;
+        next_v[e] = values[i];
     }
     let returns = adv.iter().zip(values).map(|(a, v)| a + v).collect();
     (adv, returns)
@@ -78,5 +90,33 @@ mod tests {
             1.0,
         );
         assert_eq!(adv, vec![1.0, 1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn lanes_of_different_lengths_are_separate_trajectories() {
+        // Lane 0 has rows 0, 2, 3; lane 1 only row 1. gamma 0.5, lambda 1, values 0.
+        // Lane 0: A3 = 1 + 0.5*4 = 3, A2 = 1 + 0.5*3 = 2.5, A0 = 1 + 0.5*2.5 = 2.25.
+        // Lane 1: A1 = 2 + 0.5*8 = 6.
+        let (adv, ret) = compute_gae_lanes(
+            &[1.0, 2.0, 1.0, 1.0],
+            &[0.0; 4],
+            &[0.0; 4],
+            &[0, 1, 0, 0],
+            &[4.0, 8.0],
+            0.5,
+            1.0,
+        );
+        assert_eq!(adv, vec![2.25, 6.0, 2.5, 3.0]);
+        assert_eq!(ret, adv);
+    }
+
+    #[test]
+    fn lockstep_lanes_match_the_step_major_form() {
+        let r = [0.3, -1.0, 2.0, 0.5, 0.25, 1.5];
+        let v = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
+        let ended = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
+        let a = compute_gae(&r, &v, &ended, &[0.7, -0.2], 2, 0.9, 0.95);
+        let b = compute_gae_lanes(&r, &v, &ended, &[0, 1, 0, 1, 0, 1], &[0.7, -0.2], 0.9, 0.95);
+        assert_eq!(a, b);
     }
 }

@@ -4,11 +4,17 @@
 //! ```text
 //! learner.start_rollout(groups)
 //! for t in 0..num_steps:
-//!     learner.act(obs, objectives, &mut actions)       // normalize, sample, store
+//!     learner.act(ready, obs, objectives, &mut actions) // normalize, sample, store
 //!     step = env.step(actions)
-//!     learner.record(&step_outcome)                    // rewards, dones, truncation bootstrap
-//! learner.update(next_obs, objectives, progress)       // GAE, PPO epochs, Adam
+//!     learner.record(&step_outcome)                     // rewards, dones, truncation bootstrap
+//! learner.update(next_obs, objectives, progress)        // GAE, PPO epochs, Adam
 //! ```
+//!
+//! It learns from `lanes` trajectories: one per env, or one per learned sender when several
+//! share an env's link. A lane acts when it is ready (its sender's MI ended) and its decision's
+//! outcome is recorded when the next MI closes, so lanes need not move in lockstep; each keeps
+//! its own trajectory for GAE. A decision still open when the rollout ends is left out of the
+//! update and bootstraps the lane's previous one.
 //!
 //! The learner owns its RNG (action noise and minibatch order), so a checkpoint of its state
 //! resumes bit for bit.
@@ -26,10 +32,13 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 use tch::{nn, Device, Tensor};
 
-/// What the envs returned for one step of the batch (all slices of length `envs`, final
-/// observations `[envs, obs_dim]`), as the learner needs it.
+/// What the envs returned for one step of the batch (all slices of length `lanes`, final
+/// observations `[lanes, obs_dim]`), as the learner needs it.
 #[derive(Debug, Clone, Copy)]
 pub struct StepOutcome<'a> {
+    /// Lanes whose decision's outcome arrived with this step (all of them when every lane acts
+    /// at every step).
+    pub completed: &'a [bool],
     /// Raw rewards.
     pub rewards: &'a [f32],
     /// Episodes that ended by the env's dynamics (not bootstrapped).
@@ -38,7 +47,7 @@ pub struct StepOutcome<'a> {
     pub truncated: &'a [bool],
     /// The observation each env ended its episode on (rows of live envs are unused).
     pub final_observations: &'a [f32],
-    /// The objective each env ran this step.
+    /// The objective each lane ran this step.
     pub objectives: &'a [f32],
 }
 
@@ -55,10 +64,10 @@ pub struct LearnerState {
     pub rng: ChaCha8Rng,
 }
 
-/// A PPO learner for `envs` parallel envs.
+/// A PPO learner for `lanes` parallel trajectories.
 pub struct PpoLearner {
     cfg: PpoConfig,
-    envs: usize,
+    lanes: usize,
     device: Device,
     vs: nn::VarStore,
     model: ActorCritic,
@@ -67,7 +76,8 @@ pub struct PpoLearner {
     reward_norm: Option<RewardScaler>,
     rng: ChaCha8Rng,
     rollout: RolloutBuffer,
-    step: usize,
+    /// Each lane's decision whose outcome has not arrived yet (a row of this rollout).
+    pending: Vec<Option<usize>>,
 }
 
 /// The learner's RNG for `seed`: stream `u64::MAX` of the seed's ChaCha8 key (streams from 0
@@ -80,7 +90,13 @@ fn learner_rng(seed: u64) -> ChaCha8Rng {
 
 impl PpoLearner {
     /// A fresh learner; libtorch's global RNG is seeded with `seed` to initialize the weights.
-    pub fn new(arch: Architecture, cfg: PpoConfig, envs: usize, seed: u64, device: Device) -> Self {
+    pub fn new(
+        arch: Architecture,
+        cfg: PpoConfig,
+        lanes: usize,
+        seed: u64,
+        device: Device,
+    ) -> Self {
         tch::manual_seed(seed as i64);
         let obs_dim = arch.obs_dim;
         let vs = nn::VarStore::new(device);
@@ -88,12 +104,12 @@ impl PpoLearner {
         let opt = Adam::new(&vs, cfg.learning_rate, cfg.adam_eps);
         Self {
             obs_norm: RunningMeanStd::new(obs_dim),
-            reward_norm: cfg.normalize_reward.then(|| RewardScaler::new(envs)),
+            reward_norm: cfg.normalize_reward.then(|| RewardScaler::new(lanes)),
             rng: learner_rng(seed),
             rollout: RolloutBuffer::default(),
-            step: 0,
+            pending: vec![None; lanes],
             cfg,
-            envs,
+            lanes,
             device,
             vs,
             model,
@@ -101,60 +117,75 @@ impl PpoLearner {
         }
     }
 
-    /// Starts a rollout of `num_steps` steps; `env_groups` gives each env's loss group (empty
-    /// for one group, see `grouped_ppo_loss`).
-    pub fn start_rollout(&mut self, env_groups: &[u8]) {
+    /// Starts a rollout; `lane_groups` gives each lane's loss group (empty for one group, see
+    /// `grouped_ppo_loss`).
+    pub fn start_rollout(&mut self, lane_groups: &[u8]) {
         let obs_dim = self.obs_norm.dim();
-        self.rollout
-            .start(self.cfg.num_steps, self.envs, obs_dim, env_groups);
-        self.step = 0;
+        self.rollout.start(self.lanes, obs_dim, lane_groups);
+        self.pending.fill(None);
     }
 
-    /// Folds raw observations `[envs, obs_dim]` into the statistics, samples one action per env
-    /// into `actions` and stores what the update needs.
-    pub fn act(&mut self, raw_obs: &[f32], objectives: &[f32], actions: &mut [f32]) {
-        let t = self.step;
+    /// Folds the raw observations of the ready `lanes` (`[lanes.len(), obs_dim]`, in that
+    /// order) into the statistics, samples one action per lane into `actions` and stores what
+    /// the update needs.
+    pub fn act(
+        &mut self,
+        lanes: &[usize],
+        raw_obs: &[f32],
+        objectives: &[f32],
+        actions: &mut [f32],
+    ) {
+        let rows = self.rollout.push_rows(lanes);
         self.obs_norm.update(raw_obs);
-        self.obs_norm.normalize(raw_obs, self.rollout.obs_at_mut(t));
+        self.obs_norm
+            .normalize(raw_obs, self.rollout.obs_of_mut(rows.clone()));
         self.rollout
-            .objectives_at_mut(t)
+            .objectives_of_mut(rows.clone())
             .copy_from_slice(objectives);
         let out = self.model.infer(
-            self.rollout.obs_at(t),
-            self.rollout.objectives_at(t),
+            self.rollout.obs_of(rows.clone()),
+            self.rollout.objectives_of(rows.clone()),
             self.device,
         );
         let std = out.log_std.exp();
-        for (e, i) in self.rollout.rows(t).enumerate() {
-            let s = gaussian::sample(out.mean[e], std, out.log_std, &mut self.rng);
-            actions[e] = s.action;
+        for (j, i) in rows.enumerate() {
+            let s = gaussian::sample(out.mean[j], std, out.log_std, &mut self.rng);
+            actions[j] = s.action;
             self.rollout.actions[i] = s.action;
             self.rollout.logprobs[i] = s.log_prob;
-            self.rollout.values[i] = out.value[e];
+            self.rollout.values[i] = out.value[j];
+            self.pending[lanes[j]] = Some(i);
         }
     }
 
-    /// Stores the step's rewards (scaled when `ppo.normalize_reward` is on), with
-    /// `gamma * V(final observation)` added where the time limit cut an episode, and its ends.
+    /// Stores the outcomes of the completed lanes' decisions: rewards (scaled when
+    /// `ppo.normalize_reward` is on), with `gamma * V(final observation)` added where the time
+    /// limit cut an episode, and the ends. A completion whose decision was taken in an earlier
+    /// rollout only moves the reward statistics.
     pub fn record(&mut self, step: &StepOutcome<'_>) {
-        let t = self.step;
-        let bootstrap = self.truncation_values(step);
-        let rows = self.rollout.rows(t);
-        self.write_rewards(step, rows.clone());
-        let gamma = self.cfg.gamma as f32;
-        for (e, i) in rows.enumerate() {
-            let done = step.terminated[e] || step.truncated[e];
-            self.rollout.rewards[i] += gamma * bootstrap[e];
-            self.rollout.ended[i] = if done { 1.0 } else { 0.0 };
+        let lanes: Vec<usize> = (0..self.lanes).filter(|&e| step.completed[e]).collect();
+        if lanes.is_empty() {
+            return;
         }
-        self.step += 1;
+        let bootstrap = self.truncation_values(step);
+        let rewards = self.scaled_rewards(step, &lanes);
+        let gamma = self.cfg.gamma as f32;
+        for (&e, &r) in lanes.iter().zip(&rewards) {
+            let Some(i) = self.pending[e].take() else {
+                continue;
+            };
+            let done = step.terminated[e] || step.truncated[e];
+            self.rollout.rewards[i] = r + gamma * bootstrap[e];
+            self.rollout.ended[i] = if done { 1.0 } else { 0.0 };
+            self.rollout.complete[i] = true;
+        }
     }
 
-    fn write_rewards(&mut self, step: &StepOutcome<'_>, rows: std::ops::Range<usize>) {
-        let out = &mut self.rollout.rewards[rows];
+    /// The completed lanes' rewards, scaled when reward scaling is on.
+    fn scaled_rewards(&mut self, step: &StepOutcome<'_>, lanes: &[usize]) -> Vec<f32> {
+        let mut out: Vec<f32> = lanes.iter().map(|&e| step.rewards[e]).collect();
         let Some(scaler) = &mut self.reward_norm else {
-            out.copy_from_slice(step.rewards);
-            return;
+            return out;
         };
         let done: Vec<bool> = step
             .terminated
@@ -162,19 +193,22 @@ impl PpoLearner {
             .zip(step.truncated)
             .map(|(a, b)| *a || *b)
             .collect();
-        scaler.scale(
+        scaler.scale_lanes(
+            lanes,
             step.rewards,
             &done,
             self.cfg.gamma,
             self.cfg.clip_reward,
-            out,
+            &mut out,
         );
+        out
     }
 
-    /// `V(final observation)` for envs cut by the time limit and not terminated, 0 elsewhere.
+    /// `V(final observation)` for completed lanes cut by the time limit and not terminated,
+    /// 0 elsewhere.
     fn truncation_values(&self, step: &StepOutcome<'_>) -> Vec<f32> {
         let n = step.truncated.len();
-        let cut = |e: usize| step.truncated[e] && !step.terminated[e];
+        let cut = |e: usize| step.completed[e] && step.truncated[e] && !step.terminated[e];
         let mut out = vec![0.0f32; n];
         if !(0..n).any(cut) {
             return out;
@@ -193,16 +227,22 @@ impl PpoLearner {
         self.model.infer(&normalized, objectives, self.device).value
     }
 
-    /// GAE with the values of `next_obs` (the observations after the rollout), then PPO's epochs.
-    /// `progress` (updates done / budget, in [0, 1)) anneals the learning rate and sets the
-    /// entropy coefficient.
+    /// GAE with the values of `next_obs` (every lane's observation after the rollout; a lane
+    /// whose last decision is still open bootstraps from that decision's value instead), then
+    /// PPO's epochs. `progress` (updates done / budget, in [0, 1)) anneals the learning rate
+    /// and sets the entropy coefficient.
     pub fn update(
         &mut self,
         next_obs: &[f32],
         next_objectives: &[f32],
         progress: f64,
     ) -> Result<LossStats, UpdateError> {
-        let next_values = self.values(next_obs, next_objectives);
+        let mut next_values = self.values(next_obs, next_objectives);
+        for (v, pending) in next_values.iter_mut().zip(&self.pending) {
+            if let Some(i) = *pending {
+                *v = self.rollout.values[i];
+            }
+        }
         let batch = self
             .rollout
             .finish(&next_values, self.cfg.gamma, self.cfg.gae_lambda);
@@ -286,7 +326,7 @@ impl PpoLearner {
         load_weights(&self.vs, tensors)?;
         self.obs_norm = obs_norm.clone();
         if let (Some(mine), Some(saved)) = (&mut self.reward_norm, reward_norm) {
-            *mine = saved.with_envs(self.envs);
+            *mine = saved.with_envs(self.lanes);
         }
         Ok(())
     }
@@ -305,7 +345,7 @@ impl PpoLearner {
     fn restore_reward_norm(&mut self, saved: Option<RewardScaler>) -> Result<(), String> {
         match (&mut self.reward_norm, saved) {
             (None, _) => Ok(()),
-            (Some(mine), Some(saved)) if saved.returns.len() == self.envs => {
+            (Some(mine), Some(saved)) if saved.returns.len() == self.lanes => {
                 *mine = saved;
                 Ok(())
             }
@@ -349,9 +389,10 @@ mod tests {
         l.start_rollout(&[]);
         for t in 0..2 {
             let mut actions = [0.0f32; ENVS];
-            l.act(&obs(t), &w, &mut actions);
+            l.act(&[0, 1, 2], &obs(t), &w, &mut actions);
             taken.extend_from_slice(&actions);
             l.record(&StepOutcome {
+                completed: &[true; ENVS],
                 rewards: &[1.0, 0.5, 0.0],
                 terminated: &[false; ENVS],
                 truncated: &[false, t == 1, false],
@@ -385,8 +426,8 @@ mod tests {
         let w = [1.0f32 / 3.0; 3 * ENVS];
         let mut actions = [0.0f32; ENVS];
         l.start_rollout(&[]);
-        l.act(&obs(0), &w, &mut actions);
-        let out = l.model.infer(l.rollout.obs_at(0), &w, Device::Cpu);
+        l.act(&[0, 1, 2], &obs(0), &w, &mut actions);
+        let out = l.model.infer(l.rollout.obs_of(0..ENVS), &w, Device::Cpu);
         let t = |v: &[f32]| Tensor::from_slice(v).view([-1, 1]);
         let lp = gaussian::log_prob(
             &t(&actions),

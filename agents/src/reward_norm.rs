@@ -55,19 +55,35 @@ impl RewardScaler {
         out: &mut [f32],
     ) {
         debug_assert_eq!(rewards.len(), self.returns.len());
-        let mut batch = Vec::with_capacity(rewards.len());
-        for (ret, &r) in self.returns.iter_mut().zip(rewards) {
-            *ret = *ret * gamma + f64::from(r);
+        let lanes: Vec<usize> = (0..rewards.len()).collect();
+        self.scale_lanes(&lanes, rewards, done, gamma, clip, out);
+    }
+
+    /// As [`RewardScaler::scale`] for the listed lanes only (`rewards` and `done` indexed by
+    /// lane, `out[j]` for `lanes[j]`): lanes that completed no step are left alone.
+    pub fn scale_lanes(
+        &mut self,
+        lanes: &[usize],
+        rewards: &[f32],
+        done: &[bool],
+        gamma: f64,
+        clip: f64,
+        out: &mut [f32],
+    ) {
+        let mut batch = Vec::with_capacity(lanes.len());
+        for &e in lanes {
+            let ret = &mut self.returns[e];
+            *ret = *ret * gamma + f64::from(rewards[e]);
             batch.push(*ret as f32);
         }
         self.return_stats.update(&batch);
         let factor = self.factor();
-        for (o, &r) in out.iter_mut().zip(rewards) {
-            *o = (f64::from(r) * factor).clamp(-clip, clip) as f32;
+        for (o, &e) in out.iter_mut().zip(lanes) {
+            *o = (f64::from(rewards[e]) * factor).clamp(-clip, clip) as f32;
         }
-        for (ret, &d) in self.returns.iter_mut().zip(done) {
-            if d {
-                *ret = 0.0;
+        for &e in lanes {
+            if done[e] {
+                self.returns[e] = 0.0;
             }
         }
     }

@@ -1,17 +1,23 @@
-//! Rollout storage: one row per (step, env), flat and preallocated, filled while acting and
-//! turned into a [`Batch`] once GAE has run.
+//! Rollout storage: one row per decision of a lane (an env's learned sender), appended as the
+//! lanes act and completed when their MI's outcome arrives, then turned into a [`Batch`] once
+//! GAE has run over each lane's trajectory.
+//!
+//! With one learned sender per env every lane acts at every step, so rows are step-major
+//! (`t * lanes + e`), as in CleanRL. With several, lanes act when their senders decide and rows
+//! interleave the lanes' trajectories in the order of their decisions.
 
-use crate::gae::compute_gae;
+use crate::gae::compute_gae_lanes;
 use crate::ppo::Batch;
 
-/// A rollout of `steps x envs` samples (row `t * envs + e`).
+/// The rows of a rollout, flat; capacity is kept across rollouts.
 #[derive(Debug, Default)]
 pub struct RolloutBuffer {
-    envs: usize,
+    lanes: usize,
     obs_dim: usize,
-    /// Normalized observations `[steps * envs, obs_dim]`.
+    lane_groups: Vec<u8>,
+    /// Normalized observations `[rows, obs_dim]`.
     pub obs: Vec<f32>,
-    /// Objectives `[steps * envs, 3]`.
+    /// Objectives `[rows, 3]`.
     pub objectives: Vec<f32>,
     /// Sampled actions.
     pub actions: Vec<f32>,
@@ -20,23 +26,56 @@ pub struct RolloutBuffer {
     /// Rewards the learner sees (scaled when reward scaling is on), plus `gamma * V(final
     /// observation)` on truncation.
     pub rewards: Vec<f32>,
-    /// 1 where the env's episode ended at this step.
+    /// 1 where the lane's episode ended with this row.
     pub ended: Vec<f32>,
     /// Critic values at acting time.
     pub values: Vec<f32>,
-    /// Loss group of each sample; empty when every sample is in one group.
+    /// The lane of each row.
+    pub lane_of: Vec<u32>,
+    /// Whether each row's outcome has arrived.
+    pub complete: Vec<bool>,
+    /// Loss group of each row; empty when every row is in one group.
     pub groups: Vec<u8>,
 }
 
 impl RolloutBuffer {
-    /// Sizes the buffer for `steps x envs` samples of `obs_dim` features and sets every env's
-    /// loss group for the whole rollout (`env_groups` empty, or all 0: one group).
-    pub fn start(&mut self, steps: usize, envs: usize, obs_dim: usize, env_groups: &[u8]) {
-        self.envs = envs;
+    /// Empties the buffer for a rollout over `lanes` lanes of `obs_dim` features and sets every
+    /// lane's loss group (`lane_groups` empty, or all 0: one group).
+    pub fn start(&mut self, lanes: usize, obs_dim: usize, lane_groups: &[u8]) {
+        self.lanes = lanes;
         self.obs_dim = obs_dim;
-        let rows = steps * envs;
-        self.obs.resize(rows * obs_dim, 0.0);
-        self.objectives.resize(rows * 3, 0.0);
+        self.lane_groups.clear();
+        if lane_groups.len() == lanes && lane_groups.iter().any(|&g| g != 0) {
+            self.lane_groups.extend_from_slice(lane_groups);
+        }
+        self.obs.clear();
+        self.objectives.clear();
+        self.actions.clear();
+        self.logprobs.clear();
+        self.rewards.clear();
+        self.ended.clear();
+        self.values.clear();
+        self.lane_of.clear();
+        self.complete.clear();
+        self.groups.clear();
+    }
+
+    /// Rows stored so far.
+    pub fn len(&self) -> usize {
+        self.actions.len()
+    }
+
+    /// Whether no row is stored.
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+
+    /// Appends one (incomplete) row per lane in `lanes`; returns the new rows' range.
+    pub fn push_rows(&mut self, lanes: &[usize]) -> std::ops::Range<usize> {
+        let first = self.len();
+        let rows = first..first + lanes.len();
+        self.obs.resize(rows.end * self.obs_dim, 0.0);
+        self.objectives.resize(rows.end * 3, 0.0);
         for v in [
             &mut self.actions,
             &mut self.logprobs,
@@ -44,74 +83,109 @@ impl RolloutBuffer {
             &mut self.ended,
             &mut self.values,
         ] {
-            v.resize(rows, 0.0);
+            v.resize(rows.end, 0.0);
         }
-        self.groups.clear();
-        if env_groups.len() == envs && env_groups.iter().any(|&g| g != 0) {
-            for _ in 0..steps {
-                self.groups.extend_from_slice(env_groups);
-            }
+        self.complete.resize(rows.end, false);
+        self.lane_of.extend(lanes.iter().map(|&l| l as u32));
+        if !self.lane_groups.is_empty() {
+            let groups = &self.lane_groups;
+            self.groups.extend(lanes.iter().map(|&l| groups[l]));
         }
+        rows
     }
 
-    /// The rows of step `t`.
-    pub fn rows(&self, t: usize) -> std::ops::Range<usize> {
-        t * self.envs..(t + 1) * self.envs
+    /// The normalized observations of `rows`.
+    pub fn obs_of(&self, rows: std::ops::Range<usize>) -> &[f32] {
+        &self.obs[rows.start * self.obs_dim..rows.end * self.obs_dim]
     }
 
-    /// Step `t`'s normalized observations `[envs, obs_dim]`.
-    pub fn obs_at(&self, t: usize) -> &[f32] {
-        &self.obs[self.obs_span(t)]
+    /// The normalized observations of `rows`, to fill.
+    pub fn obs_of_mut(&mut self, rows: std::ops::Range<usize>) -> &mut [f32] {
+        &mut self.obs[rows.start * self.obs_dim..rows.end * self.obs_dim]
     }
 
-    /// Step `t`'s normalized observations, to fill.
-    pub fn obs_at_mut(&mut self, t: usize) -> &mut [f32] {
-        let span = self.obs_span(t);
-        &mut self.obs[span]
+    /// The objectives of `rows`.
+    pub fn objectives_of(&self, rows: std::ops::Range<usize>) -> &[f32] {
+        &self.objectives[rows.start * 3..rows.end * 3]
     }
 
-    /// Step `t`'s objectives `[envs, 3]`.
-    pub fn objectives_at(&self, t: usize) -> &[f32] {
-        &self.objectives[self.objective_span(t)]
+    /// The objectives of `rows`, to fill.
+    pub fn objectives_of_mut(&mut self, rows: std::ops::Range<usize>) -> &mut [f32] {
+        &mut self.objectives[rows.start * 3..rows.end * 3]
     }
 
-    /// Step `t`'s objectives, to fill.
-    pub fn objectives_at_mut(&mut self, t: usize) -> &mut [f32] {
-        let span = self.objective_span(t);
-        &mut self.objectives[span]
-    }
-
-    fn obs_span(&self, t: usize) -> std::ops::Range<usize> {
-        let d = self.obs_dim * self.envs;
-        t * d..(t + 1) * d
-    }
-
-    fn objective_span(&self, t: usize) -> std::ops::Range<usize> {
-        let d = 3 * self.envs;
-        t * d..(t + 1) * d
-    }
-
-    /// GAE(gamma, lambda) with `next_values` for the observations after the last step, and the
-    /// batch the update trains on.
+    /// GAE(gamma, lambda) over the complete rows, each lane bootstrapped from
+    /// `next_values[lane]` after its last complete row, and the batch the update trains on.
+    /// Incomplete rows (decisions whose MI had not closed) are left out.
     pub fn finish(&self, next_values: &[f32], gamma: f64, lambda: f64) -> Batch {
-        let (advantages, returns) = compute_gae(
-            &self.rewards,
-            &self.values,
-            &self.ended,
+        if self.complete.iter().all(|&c| c) {
+            return self.batch_of_rows(
+                self.obs.clone(),
+                self.objectives.clone(),
+                (
+                    self.actions.clone(),
+                    self.logprobs.clone(),
+                    self.values.clone(),
+                ),
+                (&self.rewards, &self.ended, &self.lane_of),
+                self.groups.clone(),
+                next_values,
+                gamma,
+                lambda,
+            );
+        }
+        let keep: Vec<usize> = (0..self.len()).filter(|&i| self.complete[i]).collect();
+        let pick = |v: &[f32]| keep.iter().map(|&i| v[i]).collect::<Vec<f32>>();
+        let pick_rows = |v: &[f32], width: usize| {
+            keep.iter()
+                .flat_map(|&i| v[i * width..(i + 1) * width].iter().copied())
+                .collect::<Vec<f32>>()
+        };
+        let lanes: Vec<u32> = keep.iter().map(|&i| self.lane_of[i]).collect();
+        let groups = if self.groups.is_empty() {
+            Vec::new()
+        } else {
+            keep.iter().map(|&i| self.groups[i]).collect()
+        };
+        self.batch_of_rows(
+            pick_rows(&self.obs, self.obs_dim),
+            pick_rows(&self.objectives, 3),
+            (
+                pick(&self.actions),
+                pick(&self.logprobs),
+                pick(&self.values),
+            ),
+            (&pick(&self.rewards), &pick(&self.ended), &lanes),
+            groups,
             next_values,
-            self.envs,
             gamma,
             lambda,
-        );
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn batch_of_rows(
+        &self,
+        obs: Vec<f32>,
+        objectives: Vec<f32>,
+        (actions, logprobs, values): (Vec<f32>, Vec<f32>, Vec<f32>),
+        (rewards, ended, lanes): (&[f32], &[f32], &[u32]),
+        groups: Vec<u8>,
+        next_values: &[f32],
+        gamma: f64,
+        lambda: f64,
+    ) -> Batch {
+        let (advantages, returns) =
+            compute_gae_lanes(rewards, &values, ended, lanes, next_values, gamma, lambda);
         Batch {
-            obs: self.obs.clone(),
-            objectives: self.objectives.clone(),
-            actions: self.actions.clone(),
-            logprobs: self.logprobs.clone(),
+            obs,
+            objectives,
+            actions,
+            logprobs,
             advantages,
             returns,
-            values: self.values.clone(),
-            groups: self.groups.clone(),
+            values,
+            groups,
         }
     }
 }
@@ -121,29 +195,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn groups_are_kept_only_when_they_split_the_envs() {
+    fn groups_are_kept_only_when_they_split_the_lanes() {
         let mut b = RolloutBuffer::default();
-        b.start(3, 2, 4, &[0, 0]);
+        b.start(2, 4, &[0, 0]);
+        for _ in 0..3 {
+            b.push_rows(&[0, 1]);
+        }
         assert!(b.groups.is_empty());
         assert_eq!(b.obs.len(), 3 * 2 * 4);
         assert_eq!(b.objectives.len(), 3 * 2 * 3);
-        b.start(3, 2, 4, &[0, 1]);
+        b.start(2, 4, &[0, 1]);
+        for _ in 0..3 {
+            b.push_rows(&[0, 1]);
+        }
         assert_eq!(b.groups, vec![0, 1, 0, 1, 0, 1]);
-        b.start(2, 2, 4, &[]);
-        assert!(b.groups.is_empty());
-        assert_eq!(b.rows(1), 2..4);
+        assert_eq!(b.push_rows(&[1]), 6..7);
+        assert_eq!(b.groups.last(), Some(&1));
     }
 
     #[test]
     fn finish_runs_gae_over_the_stored_rewards() {
         let mut b = RolloutBuffer::default();
-        b.start(2, 1, 1, &[]);
+        b.start(1, 1, &[]);
+        b.push_rows(&[0]);
+        b.push_rows(&[0]);
         b.rewards.copy_from_slice(&[1.0, 1.0]);
-        b.values.copy_from_slice(&[0.0, 0.0]);
-        b.ended.copy_from_slice(&[0.0, 0.0]);
+        b.complete.fill(true);
         // lambda = 1, gamma = 0.5, V(next) = 2: A1 = 1 + 0.5 * 2 = 2, A0 = 1 + 0.5 * 2 = 2.
         let batch = b.finish(&[2.0], 0.5, 1.0);
         assert_eq!(batch.advantages, vec![2.0, 2.0]);
         assert_eq!(batch.returns, vec![2.0, 2.0]);
+    }
+
+    #[test]
+    fn incomplete_rows_are_left_out() {
+        let mut b = RolloutBuffer::default();
+        b.start(2, 1, &[]);
+        b.push_rows(&[0, 1]);
+        b.push_rows(&[0]);
+        b.obs.copy_from_slice(&[10.0, 11.0, 12.0]);
+        b.rewards.copy_from_slice(&[1.0, 1.0, 0.0]);
+        b.values.copy_from_slice(&[0.0, 0.0, 5.0]);
+        b.complete.copy_from_slice(&[true, true, false]);
+        // Lane 0's last decision is pending: its first row bootstraps from that decision's
+        // value, which the caller passes as lane 0's next value.
+        let batch = b.finish(&[5.0, 0.0], 0.5, 1.0);
+        assert_eq!(batch.obs, vec![10.0, 11.0]);
+        assert_eq!(batch.advantages, vec![3.5, 1.0]);
     }
 }

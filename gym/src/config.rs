@@ -270,6 +270,84 @@ pub struct LinkConfig {
     /// to the scenario file).
     #[serde(default)]
     pub trace: Option<PathBuf>,
+    /// Random path changes drawn per episode (bandwidth and base-RTT steps, outages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<PathChangesConfig>,
+    /// Host RTT jitter (s): each ack comes back U(0, jitter_s) later; drawn per episode.
+    #[serde(default = "zero_range", skip_serializing_if = "is_zero_range")]
+    pub jitter_s: Range,
+    /// Ack compression (s): acks reach the sender only at multiples of this interval (0: off);
+    /// drawn per episode.
+    #[serde(default = "zero_range", skip_serializing_if = "is_zero_range")]
+    pub ack_aggregation_s: Range,
+}
+
+/// Random changes of the path during an episode, as at LEO handovers: every `every_s` seconds
+/// the bandwidth and the one-way delay are set to the episode's drawn values times factors
+/// drawn from `bandwidth_factor` and `delay_factor`; with probability `outage_probability` the
+/// change starts with an outage of `outage_s`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathChangesConfig {
+    /// Probability that an episode's path changes at all.
+    #[serde(default = "one")]
+    pub probability: f64,
+    /// Seconds between changes.
+    pub every_s: Range,
+    /// Bandwidth after a change, as a factor of the episode's bandwidth.
+    #[serde(default = "one_range")]
+    pub bandwidth_factor: Range,
+    /// One-way delay after a change, as a factor of the episode's delay.
+    #[serde(default = "one_range")]
+    pub delay_factor: Range,
+    /// Probability that a change comes with an outage.
+    #[serde(default)]
+    pub outage_probability: f64,
+    /// Length of an outage (s).
+    #[serde(default = "zero_range")]
+    pub outage_s: Range,
+    /// Changes are drawn up to this time (s).
+    #[serde(default = "default_changes_horizon")]
+    pub horizon_s: f64,
+}
+
+fn one_range() -> Range {
+    Range::Fixed(1.0)
+}
+fn default_changes_horizon() -> f64 {
+    600.0
+}
+
+impl PathChangesConfig {
+    fn validate(&self) -> Result<(), ScenarioError> {
+        let f = |n: &str| format!("link.changes.{n}");
+        probability(&f("probability"), self.probability)?;
+        self.every_s.check(&f("every_s"), 0.0, true, 1e6)?;
+        self.bandwidth_factor
+            .check(&f("bandwidth_factor"), 0.0, true, 1e6)?;
+        self.delay_factor
+            .check(&f("delay_factor"), 0.0, true, 1e6)?;
+        probability(&f("outage_probability"), self.outage_probability)?;
+        self.outage_s.check(&f("outage_s"), 0.0, false, 1e6)?;
+        if self.outage_s.max() >= self.every_s.min() {
+            return Err(ScenarioError::invalid(
+                f("outage_s"),
+                format!(
+                    "must be shorter than every_s ({} >= {})",
+                    self.outage_s.max(),
+                    self.every_s.min()
+                ),
+            ));
+        }
+        positive(&f("horizon_s"), self.horizon_s)?;
+        if self.horizon_s / self.every_s.min() > 100_000.0 {
+            return Err(ScenarioError::invalid(
+                f("horizon_s"),
+                "would draw more than 100000 changes per episode; raise every_s",
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn default_bandwidth() -> Range {
@@ -300,6 +378,9 @@ impl Default for LinkConfig {
             schedule_period_s: None,
             outages: Vec::new(),
             trace: None,
+            changes: None,
+            jitter_s: zero_range(),
+            ack_aggregation_s: zero_range(),
         }
     }
 }
@@ -382,9 +463,42 @@ pub struct SenderConfig {
     /// Rate at the start of the episode.
     #[serde(default = "default_start_rate")]
     pub start_rate: StartRate,
-    /// Time of the sender's start (s); it first sends one packet interval later.
-    #[serde(default)]
-    pub start_time_s: f64,
+    /// Time of the sender's start (s), drawn per episode; it first sends one packet interval
+    /// later.
+    #[serde(default = "zero_range")]
+    pub start_time_s: Range,
+    /// Time the sender leaves (s), drawn per episode; a learned sender's trajectory ends with
+    /// its first MI that closes after it. `None`: it stays to the end of the episode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_time_s: Option<Range>,
+    /// Probability that the sender takes part in an episode (drawn per episode). The first
+    /// learned sender always does.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub probability: f64,
+    /// Round-trip time this sender's own access path adds to the link's (s): flows with
+    /// different base RTTs on one bottleneck.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub extra_rtt_s: f64,
+    /// The env observes and rewards this sender although it is not learned (evaluating a
+    /// classic scheme in a learned sender's place). Learned senders are always observed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub observe: bool,
+}
+
+fn zero_range() -> Range {
+    Range::Fixed(0.0)
+}
+fn is_zero_range(r: &Range) -> bool {
+    *r == Range::Fixed(0.0)
+}
+fn one() -> f64 {
+    1.0
+}
+fn is_one(p: &f64) -> bool {
+    *p == 1.0
+}
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn default_controller() -> ControllerConfig {
@@ -403,7 +517,11 @@ impl Default for SenderConfig {
         Self {
             controller: default_controller(),
             start_rate: default_start_rate(),
-            start_time_s: 0.0,
+            start_time_s: zero_range(),
+            stop_time_s: None,
+            probability: 1.0,
+            extra_rtt_s: 0.0,
+            observe: false,
         }
     }
 }
@@ -415,8 +533,9 @@ pub struct ScenarioConfig {
     /// The bottleneck link.
     #[serde(default)]
     pub link: LinkConfig,
-    /// The senders sharing it. At most one has `controller: agent`; the env observes and
-    /// rewards it (or, without an agent, the first sender, e.g. to evaluate a classic one).
+    /// The senders sharing it. The env observes and rewards every `controller: agent` sender,
+    /// each with its own MI clock (or, without one, the first sender, e.g. to evaluate a classic
+    /// one).
     #[serde(default = "default_senders")]
     pub senders: Vec<SenderConfig>,
     /// MI sizing.
@@ -446,6 +565,13 @@ pub struct ScenarioConfig {
     /// its own; positive, summing to 1.
     #[serde(default = "default_objective")]
     pub objective: [f64; 3],
+    /// MI timing jitter of real hosts: each learned sender's MI lasts its clock's length times
+    /// U(1 - j, 1 + j), with j drawn per episode from this range (0: off).
+    #[serde(default = "zero_range", skip_serializing_if = "is_zero_range")]
+    pub mi_jitter: Range,
+    /// Optional reward terms added to the reward (each off by default).
+    #[serde(default, skip_serializing_if = "crate::reward::RewardTerms::is_off")]
+    pub reward_terms: crate::reward::RewardTerms,
 }
 
 fn default_warmup() -> u32 {
@@ -471,6 +597,8 @@ impl Default for ScenarioConfig {
             metrics: MetricsVersion::default(),
             action: RateRule::default(),
             objective: default_objective(),
+            mi_jitter: zero_range(),
+            reward_terms: crate::reward::RewardTerms::default(),
         }
     }
 }
@@ -541,6 +669,18 @@ impl LinkConfig {
             }
         }
         non_negative("link.latency_noise", self.latency_noise)?;
+        self.jitter_s.check("link.jitter_s", 0.0, false, 10.0)?;
+        self.ack_aggregation_s
+            .check("link.ack_aggregation_s", 0.0, false, 10.0)?;
+        if let Some(c) = &self.changes {
+            c.validate()?;
+            if !self.schedule.is_empty() || self.trace.is_some() {
+                return Err(ScenarioError::invalid(
+                    "link.changes",
+                    "cannot be combined with link.schedule or link.trace",
+                ));
+            }
+        }
         let mut last = f64::NEG_INFINITY;
         for (i, e) in self.schedule.iter().enumerate() {
             let f = |name: &str| format!("link.schedule[{i}].{name}");
@@ -598,20 +738,31 @@ impl ScenarioConfig {
                 "at least one sender is required",
             ));
         }
-        let agents = self
-            .senders
-            .iter()
-            .filter(|s| s.controller == ControllerConfig::Agent)
-            .count();
-        if agents > 1 {
-            return Err(ScenarioError::invalid(
-                "senders",
-                format!("at most one sender may have `controller: agent` (found {agents})"),
-            ));
-        }
+        let first_agent = self.agent_index();
         for (i, s) in self.senders.iter().enumerate() {
             let f = |name: &str| format!("senders[{i}].{name}");
-            non_negative(&f("start_time_s"), s.start_time_s)?;
+            s.start_time_s.check(&f("start_time_s"), 0.0, false, 1e9)?;
+            if let Some(stop) = s.stop_time_s {
+                stop.check(&f("stop_time_s"), 0.0, true, 1e9)?;
+                if stop.min() <= s.start_time_s.max() {
+                    return Err(ScenarioError::invalid(
+                        f("stop_time_s"),
+                        format!(
+                            "must be after the latest start_time_s {} (got {})",
+                            s.start_time_s.max(),
+                            stop.min()
+                        ),
+                    ));
+                }
+            }
+            probability(&f("probability"), s.probability)?;
+            non_negative(&f("extra_rtt_s"), s.extra_rtt_s)?;
+            if i == first_agent && s.probability < 1.0 {
+                return Err(ScenarioError::invalid(
+                    f("probability"),
+                    "the first sender the env observes takes part in every episode; must be 1",
+                ));
+            }
             match s.start_rate {
                 StartRate::BandwidthFactor(r) => {
                     r.check(&f("start_rate.bandwidth_factor"), 0.0, true, 1e6)?
@@ -635,6 +786,8 @@ impl ScenarioConfig {
         self.observation
             .validate()
             .map_err(|(f, m)| ScenarioError::invalid(format!("observation.{f}"), m))?;
+        self.mi_jitter.check("mi_jitter", 0.0, false, 0.5)?;
+        self.reward_terms.validate()?;
         self.action
             .validate()
             .map_err(|e| ScenarioError::invalid("action", e.to_string()))?;
@@ -659,7 +812,22 @@ impl ScenarioConfig {
             .any(|s| s.controller == ControllerConfig::Agent)
     }
 
-    /// Index of the observed sender: the agent, or the first sender without one.
+    /// Indices of the senders the env observes and rewards, one slot each: every `agent`
+    /// sender and every sender marked `observe`, in order, or (without any) the first sender.
+    pub fn observed_senders(&self) -> Vec<usize> {
+        let agents: Vec<usize> = (0..self.senders.len())
+            .filter(|&i| {
+                self.senders[i].controller == ControllerConfig::Agent || self.senders[i].observe
+            })
+            .collect();
+        if agents.is_empty() {
+            vec![0]
+        } else {
+            agents
+        }
+    }
+
+    /// Index of the (first) observed sender: the first agent, or the first sender without one.
     pub fn agent_index(&self) -> usize {
         self.senders
             .iter()

@@ -1,9 +1,10 @@
 //! One environment: a network episode seen by the agent sender, one MI per step.
 
+use crate::agent_slot::{AgentSlot, SlotPhase, SlotSnapshot};
 use crate::cc::ClassicCc;
 use crate::config::ControllerConfig;
 use crate::link::LinkParams;
-use crate::reward::{MiOutcome, RewardKind};
+use crate::reward::{MiOutcome, RewardKind, SharingOutcome};
 use crate::scenario::Scenario;
 use crate::sim::{Network, Sender, SimCounters};
 use mocc_policy::{MiClock, MonitorInterval, ObservationBuilder};
@@ -77,8 +78,10 @@ pub fn env_rng(seed: u64, index: u64) -> ChaCha8Rng {
     rng
 }
 
-/// The complete state of an env (RNG, network, history, MI clocks), for exact resume.
-/// The scenario itself is not part of it.
+/// The complete state of an env (RNG, network, histories, MI clocks), for exact resume.
+/// The scenario itself is not part of it. The first learned sender's state sits in the
+/// top-level fields (the format of single-sender snapshots); `agents` holds every learned
+/// sender's when there are several or one is not simply waiting for its action.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnvSnapshot {
     index: u64,
@@ -92,29 +95,42 @@ pub struct EnvSnapshot {
     steps: u32,
     objective: [f64; 3],
     episode: LinkParams,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    agents: Vec<SlotSnapshot>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    mi_jitter: f64,
 }
 
-/// A single environment (Gymnasium-style, without auto-reset).
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+/// A single environment (Gymnasium-style, without auto-reset). It holds one slot per learned
+/// sender of the scenario (or one for the observed sender when no sender is learned); each
+/// slot runs its own MI clock, decides at the end of its own MIs, and has its own objective
+/// and reward.
 #[derive(Debug, Clone)]
 pub struct Env {
     scenario: Arc<Scenario>,
     index: u64,
     rng: ChaCha8Rng,
     net: Network,
-    /// The agent's MI clock and observation history.
-    clock: MiClock,
-    agent: usize,
+    slots: Vec<AgentSlot>,
+    /// What each slot's last completed MI gave during the last step (`None`: no completion).
+    completions: Vec<Option<Step>>,
     background_mi_dur_s: Vec<f64>,
     last_mis: Vec<MonitorInterval>,
-    steps: u32,
-    objective: [f64; 3],
     episode: LinkParams,
+    mi_jitter: f64,
+    /// Each sender's start in the episode being drawn (`None`: absent); reset's scratch.
+    starts: Vec<Option<f64>>,
 }
 
 impl Env {
     /// Env number `index` of a batch seeded with `seed`, already reset.
     pub fn new(scenario: Arc<Scenario>, seed: u64, index: u64) -> Self {
-        let n = scenario.config().senders.len();
+        let cfg = scenario.config();
+        let n = cfg.senders.len();
         let link = scenario.build_link(LinkParams {
             bandwidth_pps: 1.0,
             delay_s: 1.0,
@@ -124,18 +140,32 @@ impl Env {
         let senders = (0..n)
             .map(|_| Sender::new(1.0, crate::sim::Pacing::Continuous, 0.0))
             .collect();
+        let slots: Vec<AgentSlot> = cfg
+            .observed_senders()
+            .into_iter()
+            .map(|sender| AgentSlot {
+                sender,
+                clock: cfg.mi_clock(),
+                objective: cfg.objective,
+                steps: 0,
+                mi_end_s: f64::INFINITY,
+                phase: SlotPhase::Absent,
+                previous_rate_pps: 0.0,
+                rate_pps: 0.0,
+            })
+            .collect();
         let mut env = Self {
-            clock: scenario.config().mi_clock(),
-            agent: scenario.config().agent_index(),
-            objective: scenario.config().objective,
+            completions: vec![None; slots.len()],
+            slots,
             scenario,
             index,
             rng: env_rng(seed, index),
             net: Network::new(link, senders),
             background_mi_dur_s: vec![0.0; n],
             last_mis: vec![MonitorInterval::default(); n],
-            steps: 0,
             episode: LinkParams::default(),
+            mi_jitter: 0.0,
+            starts: vec![None; n],
         };
         env.reset(None);
         env
@@ -143,55 +173,104 @@ impl Env {
 
     /// Captures the whole state.
     pub fn snapshot(&self) -> EnvSnapshot {
+        let first = &self.slots[0];
+        let simple = self.slots.len() == 1
+            && first.phase == SlotPhase::Ready
+            && self.scenario.config().reward_terms.stability == 0.0;
         EnvSnapshot {
             index: self.index,
             rng: self.rng.clone(),
             net: self.net.clone(),
-            obs: self.clock.history().clone(),
-            mi_dur_s: self.clock.rtt_based_duration_s(),
+            obs: first.clock.history().clone(),
+            mi_dur_s: first.clock.rtt_based_duration_s(),
             background_mi_dur_s: self.background_mi_dur_s.clone(),
             last_mis: self.last_mis.clone(),
-            steps: self.steps,
-            objective: self.objective,
+            steps: first.steps,
+            objective: first.objective,
             episode: self.episode,
+            agents: if simple {
+                Vec::new()
+            } else {
+                self.slots.iter().map(AgentSlot::snapshot).collect()
+            },
+            mi_jitter: self.mi_jitter,
         }
     }
 
     /// Rebuilds an env of `scenario` from a snapshot taken with the same scenario.
     pub fn restore(scenario: Arc<Scenario>, snap: EnvSnapshot) -> Result<Self, String> {
-        let senders = scenario.config().senders.len();
-        if snap.net.senders().len() != senders || snap.obs.obs_len() != scenario.obs_len() {
+        let cfg = scenario.config();
+        let senders = cfg.senders.len();
+        let observed = cfg.observed_senders();
+        let slot_count = snap.agents.len().max(1);
+        if snap.net.senders().len() != senders
+            || snap.obs.obs_len() != scenario.obs_len()
+            || slot_count != observed.len()
+        {
             return Err(format!(
-                "env {}: snapshot has {} senders and observations of {}, the scenario {} and {}",
+                "env {}: snapshot has {} senders ({} learned) and observations of {}, the \
+                 scenario {} ({}) and {}",
                 snap.index,
                 snap.net.senders().len(),
+                slot_count,
                 snap.obs.obs_len(),
                 senders,
+                observed.len(),
                 scenario.obs_len()
             ));
         }
         let mut net = snap.net;
         let (outages, trace) = scenario.shared_link_parts();
         net.link_mut().reattach(outages, trace);
-        let cfg = scenario.config();
-        let clock = MiClock::resume(
-            snap.obs,
-            cfg.monitor_interval,
-            cfg.warmup_mis,
-            snap.mi_dur_s,
-        );
+        let resume = |obs: ObservationBuilder, dur: f64| {
+            MiClock::resume(obs, cfg.monitor_interval, cfg.warmup_mis, dur)
+        };
+        let slots: Vec<AgentSlot> = if snap.agents.is_empty() {
+            let rate = net.senders()[observed[0]].rate_pps();
+            vec![AgentSlot {
+                sender: observed[0],
+                clock: resume(snap.obs, snap.mi_dur_s),
+                objective: snap.objective,
+                steps: snap.steps,
+                mi_end_s: f64::INFINITY,
+                phase: SlotPhase::Ready,
+                previous_rate_pps: rate,
+                rate_pps: rate,
+            }]
+        } else {
+            let mut slots = Vec::with_capacity(snap.agents.len());
+            for (a, &sender) in snap.agents.into_iter().zip(&observed) {
+                if a.sender != sender || a.obs.obs_len() != scenario.obs_len() {
+                    return Err(format!(
+                        "env {}: a learned sender's snapshot does not fit the scenario",
+                        snap.index
+                    ));
+                }
+                slots.push(AgentSlot {
+                    sender,
+                    clock: resume(a.obs, a.mi_dur_s).with_warmup_left(a.warmup_left),
+                    objective: a.objective,
+                    steps: a.steps,
+                    mi_end_s: a.mi_end_s,
+                    phase: a.phase,
+                    previous_rate_pps: a.previous_rate_pps,
+                    rate_pps: a.rate_pps,
+                });
+            }
+            slots
+        };
         Ok(Self {
-            agent: cfg.agent_index(),
+            completions: vec![None; slots.len()],
+            slots,
             scenario,
             index: snap.index,
             rng: snap.rng,
             net,
-            clock,
             background_mi_dur_s: snap.background_mi_dur_s,
             last_mis: snap.last_mis,
-            steps: snap.steps,
-            objective: snap.objective,
             episode: snap.episode,
+            mi_jitter: snap.mi_jitter,
+            starts: vec![None; senders],
         })
     }
 
@@ -202,22 +281,62 @@ impl Env {
 
     /// Observation length.
     pub fn obs_len(&self) -> usize {
-        self.clock.history().obs_len()
+        self.slots[0].clock.history().obs_len()
     }
 
-    /// The current observation (history of feature rows, oldest first).
+    /// The first learned sender's current observation (history of feature rows, oldest first).
     pub fn observation(&self) -> &[f32] {
-        self.clock.observation()
+        self.slots[0].clock.observation()
     }
 
-    /// The objective `w` the `mocc` reward uses.
+    /// The first learned sender's objective `w` the `mocc` reward uses.
     pub fn objective(&self) -> [f64; 3] {
-        self.objective
+        self.slots[0].objective
     }
 
-    /// Sets the objective (the trainer's choice; validated by callers).
+    /// Sets the first learned sender's objective (the trainer's choice; validated by callers).
     pub fn set_objective(&mut self, w: [f64; 3]) {
-        self.objective = w;
+        self.slots[0].objective = w;
+    }
+
+    /// Number of learned-sender slots.
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Slot `k`'s phase.
+    pub fn slot_phase(&self, k: usize) -> SlotPhase {
+        self.slots[k].phase
+    }
+
+    /// Slot `k`'s current observation.
+    pub fn slot_observation(&self, k: usize) -> &[f32] {
+        self.slots[k].clock.observation()
+    }
+
+    /// Slot `k`'s objective.
+    pub fn slot_objective(&self, k: usize) -> [f64; 3] {
+        self.slots[k].objective
+    }
+
+    /// Sets slot `k`'s objective.
+    pub fn set_slot_objective(&mut self, k: usize, w: [f64; 3]) {
+        self.slots[k].objective = w;
+    }
+
+    /// What slot `k`'s MI that closed during the last [`Env::step_slots`] gave, if one did.
+    pub fn slot_completion(&self, k: usize) -> Option<&Step> {
+        self.completions[k].as_ref()
+    }
+
+    /// The network index of slot `k`'s sender.
+    pub fn slot_sender(&self, k: usize) -> usize {
+        self.slots[k].sender
+    }
+
+    /// Whether every learned sender of this episode is done: the episode is over.
+    pub fn episode_over(&self) -> bool {
+        !self.slots.iter().any(AgentSlot::is_live)
     }
 
     /// This episode's link parameters at time 0.
@@ -225,9 +344,9 @@ impl Env {
         self.episode
     }
 
-    /// Steps taken in this episode.
+    /// Steps the first learned sender took in this episode.
     pub fn steps(&self) -> u32 {
-        self.steps
+        self.slots[0].steps
     }
 
     /// The network (read-only).
@@ -245,9 +364,10 @@ impl Env {
         &self.last_mis[i]
     }
 
-    /// Starts a new episode: draws a network, runs the warm-up MIs (not recorded in the
-    /// history, as in Aurora) and leaves the observation of empty MIs. `Some(seed)` reseeds this
-    /// env's RNG with (seed, index).
+    /// Starts a new episode: draws a network and who takes part, runs the warm-up MIs (not
+    /// recorded in the history, as in Aurora) until some learned sender has to decide, and
+    /// leaves its observation of empty MIs. `Some(seed)` reseeds this env's RNG with
+    /// (seed, index).
     pub fn reset(&mut self, seed: Option<u64>) {
         if let Some(seed) = seed {
             self.rng = env_rng(seed, self.index);
@@ -256,38 +376,99 @@ impl Env {
         let cfg = scenario.config();
         let params = scenario.sample_link(&mut self.rng);
         self.episode = params;
-        let link = scenario.build_link(params);
+        let link = scenario.draw_link(params, &mut self.rng);
         let delay0 = link.params_at(0.0).delay_s;
         self.net.reset_link(link);
+        self.mi_jitter = scenario.draw_mi_jitter(&mut self.rng);
         let initial_mi = cfg.monitor_interval.initial_delay_factor * delay0;
         for (i, sc) in cfg.senders.iter().enumerate() {
+            let presence = Scenario::draw_presence(sc, &mut self.rng);
             let rate = scenario.sample_start_rate(sc, &params, &mut self.rng);
+            let (start, stop) = presence.unwrap_or((f64::INFINITY, f64::INFINITY));
             let sender = &mut self.net.senders_mut()[i];
-            sender.reset(rate, Scenario::pacing(sc), sc.start_time_s);
+            sender.reset(rate, Scenario::pacing(sc), start);
+            sender.set_stop(stop);
+            sender.set_extra_rtt(sc.extra_rtt_s);
             if let Some(kind) = sc.controller.classic() {
                 let seed = self.rng.random::<u64>();
                 sender.set_classic(ClassicCc::seeded(kind, seed));
             }
             self.background_mi_dur_s[i] = initial_mi;
-            if i != self.agent {
+            if !self.slots.iter().any(|s| s.sender == i) {
                 let first = cfg.monitor_interval.duration_s(initial_mi, rate);
-                self.net.set_mi_end(i, sc.start_time_s + first);
+                self.net.set_mi_end(i, start + first);
             }
             self.last_mis[i] = MonitorInterval::default();
+            self.starts[i] = presence.map(|p| p.0);
         }
-        self.clock.reset(delay0);
-        self.steps = 0;
-        while self.clock.in_warmup() {
-            let mi = self.run_mi();
-            self.clock.on_mi(&mi);
+        for k in 0..self.slots.len() {
+            let slot = &mut self.slots[k];
+            slot.steps = 0;
+            slot.mi_end_s = f64::INFINITY;
+            slot.phase = match self.starts[slot.sender] {
+                None => SlotPhase::Absent,
+                Some(start) if start > 0.0 => {
+                    slot.mi_end_s = start;
+                    SlotPhase::Waiting
+                }
+                Some(_) => {
+                    let extra = self.net.senders()[slot.sender].extra_rtt_s();
+                    slot.clock.reset(one_way_estimate(delay0, extra));
+                    self.start_mi_or_decide(k);
+                    continue;
+                }
+            };
+        }
+        self.completions.fill(None);
+        self.advance();
+    }
+
+    /// After an MI closed (or the sender started): another warm-up MI, or the agent decides.
+    fn start_mi_or_decide(&mut self, k: usize) {
+        let sender = self.slots[k].sender;
+        let rate = self.net.senders()[sender].rate_pps();
+        let slot = &mut self.slots[k];
+        slot.rate_pps = rate;
+        if slot.clock.in_warmup() {
+            slot.phase = SlotPhase::Running;
+            let d = slot.clock.next_duration_s(rate);
+            slot.mi_end_s = self.net.now_s() + jittered(d, self.mi_jitter, &mut self.rng);
+        } else {
+            slot.phase = SlotPhase::Ready;
         }
     }
 
-    /// Runs the agent's MI (its length by the agent's MI clock) and closes it.
-    fn run_mi(&mut self) -> MonitorInterval {
+    /// Runs the network until some learned sender decides or completes an MI (or no learned
+    /// sender has anything left to do).
+    fn advance(&mut self) {
+        loop {
+            let end = self
+                .slots
+                .iter()
+                .filter(|s| s.is_timed())
+                .map(|s| s.mi_end_s)
+                .fold(f64::INFINITY, f64::min);
+            if !end.is_finite() {
+                return;
+            }
+            self.run_background_until(end);
+            let now = self.net.now_s();
+            let mut decided = false;
+            for k in 0..self.slots.len() {
+                if self.slots[k].is_timed() && self.slots[k].mi_end_s <= now {
+                    decided |= self.on_slot_time(k, now);
+                }
+            }
+            if decided {
+                return;
+            }
+        }
+    }
+
+    /// Runs events until `end` (the crossing event included), closing background senders'
+    /// MIs as they end.
+    fn run_background_until(&mut self, end: f64) {
         let sizing = self.scenario.config().monitor_interval;
-        let rate = self.net.senders()[self.agent].rate_pps();
-        let end = self.net.now_s() + self.clock.next_duration_s(rate);
         let durations = &mut self.background_mi_dur_s;
         let last_mis = &mut self.last_mis;
         self.net.run_until(end, &mut self.rng, |net, i| {
@@ -300,70 +481,196 @@ impl Env {
             let next = sizing.duration_s(durations[i], net.senders()[i].rate_pps());
             net.set_mi_end(i, now + next);
         });
-        let now = self.net.now_s();
-        let mi = self.net.senders_mut()[self.agent].close_mi(now);
-        self.last_mis[self.agent] = mi;
-        mi
     }
 
-    /// Applies `action`, simulates one MI and records it.
-    pub fn step(&mut self, action: Action) -> Step {
+    /// Slot `k`'s wait or MI ended at `now`; returns whether it now decides.
+    fn on_slot_time(&mut self, k: usize, now: f64) -> bool {
+        let sender = self.slots[k].sender;
+        if self.slots[k].phase == SlotPhase::Waiting {
+            // Its sender started: the MI clock starts with it (the empty MI is dropped).
+            self.net.senders_mut()[sender].close_mi(now);
+            let delay = self.net.link().params_at(now).delay_s;
+            let extra = self.net.senders()[sender].extra_rtt_s();
+            self.slots[k].clock.reset(one_way_estimate(delay, extra));
+            self.start_mi_or_decide(k);
+            return self.slots[k].phase == SlotPhase::Ready;
+        }
+        let mi = self.net.senders_mut()[sender].close_mi(now);
+        self.last_mis[sender] = mi;
+        let warming_up = self.slots[k].clock.in_warmup();
+        self.slots[k].clock.on_mi(&mi);
+        if warming_up {
+            self.start_mi_or_decide(k);
+            return self.slots[k].phase == SlotPhase::Ready;
+        }
+        let step = self.finish_mi(k, &mi);
+        self.completions[k] = Some(step);
+        // A running sender that is no longer active has reached its stop time: it left.
+        let left = !self.net.senders()[sender].is_active(now);
+        if step.truncated || left {
+            self.slots[k].phase = SlotPhase::Done;
+            if self.slots.iter().any(AgentSlot::is_live) {
+                // The others go on: this flow leaves the link.
+                self.net.senders_mut()[sender].set_stop(now);
+            }
+        } else {
+            self.slots[k].phase = SlotPhase::Ready;
+        }
+        true
+    }
+
+    /// The reward and statistics of slot `k`'s closed MI.
+    fn finish_mi(&mut self, k: usize, mi: &MonitorInterval) -> Step {
+        let cfg = self.scenario.config();
+        let link = self.net.link();
+        let slot = &self.slots[k];
+        let outcome = MiOutcome {
+            throughput_pps: cfg.metrics.throughput_pps(mi),
+            delivered_pps: mi.throughput_pps(),
+            mean_rtt_s: mi.avg_latency_s(),
+            loss: mi.loss_ratio(),
+            capacity_pps: link.capacity_pps(mi.send_start_s, mi.send_end_s),
+            base_rtt_s: 2.0 * link.params_at(mi.send_end_s).delay_s
+                + self.net.senders()[slot.sender].extra_rtt_s(),
+        };
+        let mut reward = cfg.reward.reward(&outcome, &slot.objective);
+        if !cfg.reward_terms.is_off() {
+            let flows = self.flows_on_link(mi.send_end_s).max(1);
+            reward += cfg.reward_terms.value(&SharingOutcome {
+                delivered_pps: outcome.delivered_pps,
+                fair_share_pps: outcome.capacity_pps / flows as f64,
+                rate_pps: slot.rate_pps,
+                previous_rate_pps: slot.previous_rate_pps,
+            });
+        }
+        let steps = slot.steps + 1;
+        self.slots[k].steps = steps;
+        Step {
+            reward,
+            terminated: false,
+            truncated: steps >= cfg.episode_mis,
+            info: StepInfo {
+                time_s: mi.send_end_s,
+                duration_s: mi.send_dur_s(),
+                send_pps: mi.send_rate_pps(),
+                throughput_pps: outcome.delivered_pps,
+                metric_thr_pps: outcome.throughput_pps,
+                mean_rtt_s: outcome.mean_rtt_s,
+                loss: outcome.loss,
+                utilization: if outcome.capacity_pps > 0.0 {
+                    outcome.delivered_pps / outcome.capacity_pps
+                } else {
+                    0.0
+                },
+                capacity_pps: outcome.capacity_pps,
+                base_rtt_s: outcome.base_rtt_s,
+                rate_pps: self.slots[k].rate_pps,
+                reward,
+            },
+        }
+    }
+
+    /// Senders (learned and classic) taking part at `t`.
+    pub fn flows_on_link(&self, t: f64) -> usize {
+        self.net.senders().iter().filter(|s| s.is_active(t)).count()
+    }
+
+    /// Applies slot `k`'s action and starts its MI.
+    fn begin_mi(&mut self, k: usize, action: Action) {
         let rule = self.scenario.rate_rule();
-        let acts = self.scenario.config().senders[self.agent].controller == ControllerConfig::Agent;
-        let sender = &mut self.net.senders_mut()[self.agent];
+        let sender_index = self.slots[k].sender;
+        let acts =
+            self.scenario.config().senders[sender_index].controller == ControllerConfig::Agent;
+        let sender = &mut self.net.senders_mut()[sender_index];
+        let previous = sender.rate_pps();
         let rate = match action {
             // Without an agent the observed sender sets its own rate; actions are ignored.
-            _ if !acts => sender.rate_pps(),
-            Action::Delta(a) => rule.apply(sender.rate_pps(), a),
-            Action::Rate(r) if r.is_nan() => sender.rate_pps(),
+            _ if !acts => previous,
+            Action::Delta(a) => rule.apply(previous, a),
+            Action::Rate(r) if r.is_nan() => previous,
             Action::Rate(r) => r.clamp(MIN_SIM_RATE_PPS, MAX_SIM_RATE_PPS),
         };
         if acts {
             sender.set_rate_pps(rate);
         }
-        let mi = self.run_mi();
-        self.clock.on_mi(&mi);
-        let cfg = self.scenario.config();
-        let link = self.net.link();
-        let outcome = MiOutcome {
-            throughput_pps: cfg.metrics.throughput_pps(&mi),
-            delivered_pps: mi.throughput_pps(),
-            mean_rtt_s: mi.avg_latency_s(),
-            loss: mi.loss_ratio(),
-            capacity_pps: link.capacity_pps(mi.send_start_s, mi.send_end_s),
-            base_rtt_s: 2.0 * link.params_at(mi.send_end_s).delay_s,
+        let mi_rate = sender.rate_pps();
+        let slot = &mut self.slots[k];
+        slot.previous_rate_pps = slot.rate_pps;
+        slot.rate_pps = rate;
+        slot.phase = SlotPhase::Running;
+        let d = slot.clock.next_duration_s(mi_rate);
+        slot.mi_end_s = self.net.now_s() + jittered(d, self.mi_jitter, &mut self.rng);
+    }
+
+    /// Gives every deciding slot its action (`actions[k]` for slot `k`; others are ignored)
+    /// and runs the network until some slot decides again or completes an MI. Afterwards
+    /// [`Env::slot_completion`] says what each slot's closed MI gave.
+    pub fn step_slots(&mut self, actions: &[Action]) {
+        self.completions.fill(None);
+        for (k, &action) in actions.iter().enumerate().take(self.slots.len()) {
+            if self.slots[k].phase == SlotPhase::Ready {
+                self.begin_mi(k, action);
+            }
+        }
+        self.advance();
+    }
+
+    /// Applies `action` to the first learned sender, simulates until its MI closes and
+    /// returns what it gave. Other learned senders keep their rates. Stepping on after the
+    /// episode's MI limit continues the episode (every step then reports `truncated`).
+    pub fn step(&mut self, action: Action) -> Step {
+        if self.slots[0].phase == SlotPhase::Done && self.episode_over() {
+            self.slots[0].phase = SlotPhase::Ready;
+        }
+        let mut actions = [Action::Delta(0.0); 1];
+        let mut many = Vec::new();
+        let acts: &mut [Action] = if self.slots.len() == 1 {
+            actions[0] = action;
+            &mut actions
+        } else {
+            many.resize(self.slots.len(), Action::Delta(0.0));
+            many[0] = action;
+            &mut many
         };
-        let reward = cfg.reward.reward(&outcome, &self.objective);
-        self.steps += 1;
-        let info = StepInfo {
-            time_s: mi.send_end_s,
-            duration_s: mi.send_dur_s(),
-            send_pps: mi.send_rate_pps(),
-            throughput_pps: outcome.delivered_pps,
-            metric_thr_pps: outcome.throughput_pps,
-            mean_rtt_s: outcome.mean_rtt_s,
-            loss: outcome.loss,
-            utilization: if outcome.capacity_pps > 0.0 {
-                outcome.delivered_pps / outcome.capacity_pps
-            } else {
-                0.0
-            },
-            capacity_pps: outcome.capacity_pps,
-            base_rtt_s: outcome.base_rtt_s,
-            rate_pps: rate,
-            reward,
-        };
-        Step {
-            reward,
-            terminated: false,
-            truncated: self.steps >= cfg.episode_mis,
-            info,
+        loop {
+            self.step_slots(acts);
+            if let Some(step) = self.completions[0] {
+                return step;
+            }
+            if !self.slots[0].is_live() {
+                return Step {
+                    reward: 0.0,
+                    terminated: false,
+                    truncated: true,
+                    info: StepInfo::default(),
+                };
+            }
+            acts[0] = Action::Delta(0.0);
         }
     }
 
     /// The reward kind in force.
     pub fn reward_kind(&self) -> RewardKind {
         self.scenario.config().reward
+    }
+}
+
+/// A sender's one-way delay as its MI clock first estimates it: the link's plus half its own
+/// access path's round trip.
+fn one_way_estimate(link_delay_s: f64, extra_rtt_s: f64) -> f64 {
+    if extra_rtt_s > 0.0 {
+        link_delay_s + 0.5 * extra_rtt_s
+    } else {
+        link_delay_s
+    }
+}
+
+/// An MI length with the host's timing jitter: `d * U(1 - j, 1 + j)` (no draw when `j` is 0).
+fn jittered<R: Rng>(d: f64, j: f64, rng: &mut R) -> f64 {
+    if j > 0.0 {
+        d * rng.random_range(1.0 - j..=1.0 + j)
+    } else {
+        d
     }
 }
 

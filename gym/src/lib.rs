@@ -8,6 +8,7 @@
 //!
 //! The crate never prints or writes files, and never depends on libtorch.
 
+pub mod agent_slot;
 pub mod cc;
 pub mod config;
 pub mod env;
@@ -15,10 +16,12 @@ pub mod error;
 pub mod link;
 pub mod reward;
 pub mod scenario;
+pub mod serde_float;
 pub mod sim;
 pub mod trace;
 pub mod vec_env;
 
+pub use agent_slot::SlotPhase;
 pub use cc::{ClassicCc, ClassicKind};
 pub use config::{ControllerConfig, Range, ScenarioConfig, SenderConfig, StartRate};
 pub use env::{
@@ -27,7 +30,7 @@ pub use env::{
 pub use error::ScenarioError;
 pub use link::{Link, LinkParams};
 pub use mocc_policy::MetricsVersion;
-pub use reward::{MiOutcome, RewardKind};
+pub use reward::{MiOutcome, RewardKind, RewardTerms};
 pub use scenario::Scenario;
 pub use sim::{Network, Pacing, Sender, SimCounters};
 pub use trace::Trace;

@@ -117,6 +117,19 @@ pub struct Link {
     #[serde(skip)]
     outages: Option<Arc<[OutageConfig]>>,
     service: Service,
+    /// Outages drawn for this episode (kept in snapshots, unlike the scenario's own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    drawn_outages: Vec<OutageConfig>,
+    /// Additive return-path jitter: each ack is delayed by U(0, jitter_s) more.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    jitter_s: f64,
+    /// Acks reach the sender only at multiples of this interval (0: at once).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    ack_aggregation_s: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Link {
@@ -132,7 +145,39 @@ impl Link {
                 queue_delay_s: 0.0,
                 updated_s: 0.0,
             },
+            drawn_outages: Vec::new(),
+            jitter_s: 0.0,
+            ack_aggregation_s: 0.0,
         }
+    }
+
+    /// Host-side measurement noise: each ack is delayed by U(0, `jitter_s`) and acks reach the
+    /// sender in bursts at multiples of `ack_aggregation_s` (both 0: off).
+    pub fn with_host_noise(mut self, jitter_s: f64, ack_aggregation_s: f64) -> Self {
+        self.jitter_s = jitter_s;
+        self.ack_aggregation_s = ack_aggregation_s;
+        self
+    }
+
+    /// Adds outages drawn for one episode to the scenario's own (`shared`).
+    pub fn with_drawn_outages(
+        mut self,
+        shared: Option<Arc<[OutageConfig]>>,
+        drawn: Vec<OutageConfig>,
+    ) -> Self {
+        self.drawn_outages = drawn;
+        self.outages = self.merged_outages(shared);
+        self
+    }
+
+    fn merged_outages(&self, shared: Option<Arc<[OutageConfig]>>) -> Option<Arc<[OutageConfig]>> {
+        let shared = shared.filter(|o| !o.is_empty());
+        if self.drawn_outages.is_empty() {
+            return shared;
+        }
+        let mut all: Vec<OutageConfig> = shared.map(|o| o.to_vec()).unwrap_or_default();
+        all.extend_from_slice(&self.drawn_outages);
+        Some(Arc::from(all))
     }
 
     /// Multiplicative latency noise: each hop's latency is scaled by U(1, 1 + noise).
@@ -186,7 +231,7 @@ impl Link {
 
     /// Restores the parts a snapshot leaves out: the outages and the trace of the scenario.
     pub fn reattach(&mut self, outages: Option<Arc<[OutageConfig]>>, trace: Option<Arc<Trace>>) {
-        self.outages = outages.filter(|o| !o.is_empty());
+        self.outages = self.merged_outages(outages);
         if let (Service::Trace { trace: t, .. }, Some(real)) = (&mut self.service, trace) {
             *t = real;
         }
@@ -355,11 +400,26 @@ impl Link {
             Some(s) => s.at(t).delay_s,
             None => self.params.delay_s,
         };
-        if self.latency_noise > 0.0 {
+        let mut latency = if self.latency_noise > 0.0 {
             delay * rng.random_range(1.0..=1.0 + self.latency_noise)
         } else {
             delay
+        };
+        if self.jitter_s > 0.0 {
+            latency += rng.random_range(0.0..self.jitter_s);
         }
+        latency
+    }
+
+    /// An ack's (arrival time, RTT sample) at the sender, from the time and RTT at which it
+    /// comes back: unchanged, or held to the next multiple of the ack-aggregation interval.
+    #[inline]
+    pub fn delivered_ack(&self, arrival_s: f64, rtt_s: f64) -> (f64, f64) {
+        if self.ack_aggregation_s <= 0.0 {
+            return (arrival_s, rtt_s);
+        }
+        let held = (arrival_s / self.ack_aggregation_s).ceil() * self.ack_aggregation_s;
+        (held, rtt_s + (held - arrival_s))
     }
 }
 

@@ -68,9 +68,117 @@ pub fn mocc_reward(o: &MiOutcome, w: &[f64; 3]) -> f64 {
     w[0] * t[0] + w[1] * t[1] + w[2] * t[2]
 }
 
+/// Optional reward terms for sharing a link, added to the base reward; each is off (weight 0)
+/// by default.
+///
+/// - `fair_share`: `-fair_share * min(1, |delivered - C/N| / (C/N))`, where `C` is the
+///   bottleneck capacity over the MI and `N` the number of flows on the link (learned and
+///   classic); 0 exactly at the fair share (Sage rewards throughput near `C/N`).
+/// - `stability`: `-stability * min(1, |ln(rate / previous rate)|)`: a penalty on rate
+///   oscillation (Astraea's stability objective).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RewardTerms {
+    /// Weight of the fair-share term (>= 0).
+    #[serde(default)]
+    pub fair_share: f64,
+    /// Weight of the stability term (>= 0).
+    #[serde(default)]
+    pub stability: f64,
+}
+
+/// What the sharing terms look at for one MI.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SharingOutcome {
+    /// Packets per second the flow had acknowledged.
+    pub delivered_pps: f64,
+    /// Capacity over the number of flows on the link (packets/s).
+    pub fair_share_pps: f64,
+    /// The pacing rate during the MI and during the one before (packets/s).
+    pub rate_pps: f64,
+    /// The previous MI's pacing rate (packets/s).
+    pub previous_rate_pps: f64,
+}
+
+impl RewardTerms {
+    /// Whether every term is off.
+    pub fn is_off(&self) -> bool {
+        self.fair_share == 0.0 && self.stability == 0.0
+    }
+
+    /// Checks the weights.
+    pub fn validate(&self) -> Result<(), crate::error::ScenarioError> {
+        for (name, w) in [
+            ("fair_share", self.fair_share),
+            ("stability", self.stability),
+        ] {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(crate::error::ScenarioError::invalid(
+                    format!("reward_terms.{name}"),
+                    format!("must be >= 0 (got {w})"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sum of the enabled terms (<= 0).
+    pub fn value(&self, o: &SharingOutcome) -> f64 {
+        let mut total = 0.0;
+        if self.fair_share > 0.0 && o.fair_share_pps > 0.0 {
+            let off = ((o.delivered_pps - o.fair_share_pps) / o.fair_share_pps).abs();
+            total -= self.fair_share * off.min(1.0);
+        }
+        if self.stability > 0.0 && o.rate_pps > 0.0 && o.previous_rate_pps > 0.0 {
+            let change = (o.rate_pps / o.previous_rate_pps).ln().abs();
+            total -= self.stability * change.min(1.0);
+        }
+        total
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sharing_terms_hand_computed() {
+        let terms = RewardTerms {
+            fair_share: 0.5,
+            stability: 0.2,
+        };
+        // 2 flows on 400 pkt/s: fair share 200; delivered 150 is 25% off: -0.5 * 0.25.
+        // Rate 110 after 100: |ln 1.1| = 0.09531: -0.2 * 0.09531.
+        let o = SharingOutcome {
+            delivered_pps: 150.0,
+            fair_share_pps: 200.0,
+            rate_pps: 110.0,
+            previous_rate_pps: 100.0,
+        };
+        let expect = -0.125 - 0.2 * 1.1f64.ln();
+        assert!((terms.value(&o) - expect).abs() < 1e-12);
+        // Far above the fair share and a tenfold jump: both terms saturate at their weights.
+        let wild = SharingOutcome {
+            delivered_pps: 900.0,
+            rate_pps: 1000.0,
+            ..o
+        };
+        assert!((terms.value(&wild) + 0.7).abs() < 1e-12);
+        // Exactly fair and steady: nothing.
+        let calm = SharingOutcome {
+            delivered_pps: 200.0,
+            rate_pps: 100.0,
+            ..o
+        };
+        assert_eq!(terms.value(&calm), 0.0);
+        assert_eq!(RewardTerms::default().value(&o), 0.0);
+        assert!(RewardTerms {
+            fair_share: -1.0,
+            stability: 0.0
+        }
+        .validate()
+        .is_err());
+    }
 
     #[test]
     fn aurora_reward_hand_computed() {

@@ -1,6 +1,9 @@
 //! A validated scenario, ready to build networks: the config plus its loaded trace.
 
-use crate::config::{ControllerConfig, QueueRange, Range, ScenarioConfig, SenderConfig, StartRate};
+use crate::config::{
+    ControllerConfig, OutageConfig, PathChangesConfig, QueueRange, Range, ScenarioConfig,
+    ScheduleEntry, SenderConfig, StartRate,
+};
 use crate::error::ScenarioError;
 use crate::link::{Link, LinkParams};
 use crate::sim::Pacing;
@@ -140,6 +143,46 @@ impl Scenario {
         link
     }
 
+    /// Builds the link of an episode with what the scenario draws per episode on top of
+    /// [`Scenario::build_link`]: random path changes and outages, host jitter and ack
+    /// compression. Draws nothing from `rng` when none of them is configured.
+    pub fn draw_link<R: Rng>(&self, params: LinkParams, rng: &mut R) -> Link {
+        let l = &self.config.link;
+        let mut link = self.build_link(params);
+        let changing = l
+            .changes
+            .as_ref()
+            .filter(|c| c.probability >= 1.0 || rng.random::<f64>() < c.probability);
+        if let Some(changes) = changing {
+            let (entries, outages) = draw_path_changes(changes, &params, rng);
+            link = link
+                .with_schedule(&entries, None)
+                .with_drawn_outages(Some(self.outages.clone()), outages);
+        }
+        let jitter = sample(&l.jitter_s, rng);
+        let aggregation = sample(&l.ack_aggregation_s, rng);
+        link.with_host_noise(jitter, aggregation)
+    }
+
+    /// Draws an episode's MI timing jitter (a fraction; 0: off).
+    pub fn draw_mi_jitter<R: Rng>(&self, rng: &mut R) -> f64 {
+        sample(&self.config.mi_jitter, rng)
+    }
+
+    /// Draws when a sender starts and leaves in an episode, and whether it takes part at all:
+    /// `None` when it sits this episode out.
+    pub fn draw_presence<R: Rng>(sender: &SenderConfig, rng: &mut R) -> Option<(f64, f64)> {
+        if sender.probability < 1.0 && rng.random::<f64>() >= sender.probability {
+            return None;
+        }
+        let start = sample(&sender.start_time_s, rng);
+        let stop = sender
+            .stop_time_s
+            .as_ref()
+            .map_or(f64::INFINITY, |r| sample(r, rng));
+        Some((start, stop))
+    }
+
     /// The capacity start-rate factors refer to: the trace's mean rate, else the bandwidth.
     pub fn nominal_capacity_pps(&self, link: &LinkParams) -> f64 {
         self.trace
@@ -167,6 +210,37 @@ impl Scenario {
             _ => Pacing::Continuous,
         }
     }
+}
+
+/// A schedule of random path changes up to the horizon and the outages that come with them.
+fn draw_path_changes<R: Rng>(
+    c: &PathChangesConfig,
+    base: &LinkParams,
+    rng: &mut R,
+) -> (Vec<ScheduleEntry>, Vec<OutageConfig>) {
+    let mut entries = Vec::new();
+    let mut outages = Vec::new();
+    let mut t = sample(&c.every_s, rng);
+    while t < c.horizon_s {
+        entries.push(ScheduleEntry {
+            time_s: t,
+            bandwidth_pps: Some(base.bandwidth_pps * sample(&c.bandwidth_factor, rng)),
+            delay_s: Some(base.delay_s * sample(&c.delay_factor, rng)),
+            loss: None,
+        });
+        if c.outage_probability > 0.0 && rng.random::<f64>() < c.outage_probability {
+            let duration_s = sample(&c.outage_s, rng);
+            if duration_s > 0.0 {
+                outages.push(OutageConfig {
+                    start_s: t,
+                    duration_s,
+                    period_s: None,
+                });
+            }
+        }
+        t += sample(&c.every_s, rng);
+    }
+    (entries, outages)
 }
 
 fn sample<R: Rng>(r: &Range, rng: &mut R) -> f64 {

@@ -19,19 +19,6 @@ use std::collections::VecDeque;
 use crate::cc::{Ack, ClassicCc, Loss};
 use crate::link::Link;
 
-/// Serializes an `f64` that may be +infinity as an optional number (JSON has no infinity).
-mod infinite_as_none {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        v.is_finite().then_some(*v).serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
-    }
-}
-
 /// How a sender's rate evolves between MIs (besides the agent's actions).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Pacing {
@@ -74,6 +61,7 @@ impl InFlight {
 /// Counters of the MI in progress.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 struct MiCounters {
+    #[serde(with = "crate::serde_float")]
     start_s: f64,
     sent: u64,
     acked: u64,
@@ -97,13 +85,16 @@ pub struct SenderTotals {
 pub struct Sender {
     rate_pps: f64,
     pacing: Pacing,
+    /// Infinite for a sender that sits the episode out.
+    #[serde(with = "crate::serde_float")]
     start_s: f64,
+    #[serde(with = "crate::serde_float")]
     next_send_s: f64,
     at_receiver: VecDeque<f64>,
     inflight: VecDeque<InFlight>,
     mi: MiCounters,
     totals: SenderTotals,
-    #[serde(with = "infinite_as_none")]
+    #[serde(with = "crate::serde_float")]
     mi_end_s: f64,
     /// A classic controller setting window and pacing (none: paced at `rate_pps`).
     #[serde(default)]
@@ -114,14 +105,36 @@ pub struct Sender {
     /// Packets delivered so far and the time of the last delivery.
     #[serde(default)]
     delivered: u64,
-    #[serde(default)]
+    #[serde(default, with = "crate::serde_float")]
     delivered_time_s: f64,
     /// The window is full: the next send waits for an ack.
     #[serde(default)]
     window_blocked: bool,
     /// Time of the last packet sent.
-    #[serde(default)]
+    #[serde(default, with = "crate::serde_float")]
     last_send_s: f64,
+    /// The sender sends nothing from this time on (it left).
+    #[serde(
+        default = "never",
+        with = "crate::serde_float",
+        skip_serializing_if = "is_never"
+    )]
+    stop_s: f64,
+    /// Round-trip time the sender's own access path adds (s).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    extra_rtt_s: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn never() -> f64 {
+    f64::INFINITY
+}
+
+fn is_never(t: &f64) -> bool {
+    *t == f64::INFINITY
 }
 
 impl Sender {
@@ -147,6 +160,8 @@ impl Sender {
             delivered_time_s: start_s,
             window_blocked: false,
             last_send_s: start_s,
+            stop_s: f64::INFINITY,
+            extra_rtt_s: 0.0,
         }
     }
 
@@ -171,6 +186,28 @@ impl Sender {
         self.delivered_time_s = start_s;
         self.window_blocked = false;
         self.last_send_s = start_s;
+        self.stop_s = f64::INFINITY;
+        self.extra_rtt_s = 0.0;
+    }
+
+    /// The sender sends nothing from `stop_s` on (a departing flow).
+    pub fn set_stop(&mut self, stop_s: f64) {
+        self.stop_s = stop_s;
+    }
+
+    /// Adds `extra_rtt_s` of the sender's own access path to every packet's round trip.
+    pub fn set_extra_rtt(&mut self, extra_rtt_s: f64) {
+        self.extra_rtt_s = extra_rtt_s;
+    }
+
+    /// Round-trip time the sender's access path adds (s).
+    pub fn extra_rtt_s(&self) -> f64 {
+        self.extra_rtt_s
+    }
+
+    /// Whether the sender takes part at `t`: started and not yet left.
+    pub fn is_active(&self, t: f64) -> bool {
+        self.start_s <= t && t < self.stop_s
     }
 
     /// Hands the sender to a classic controller (after [`Sender::reset`]): it then sends only
@@ -439,6 +476,10 @@ impl Network {
 
     fn send<R: Rng>(&mut self, i: usize, t: f64, rng: &mut R) {
         let sender = &mut self.senders[i];
+        if t >= sender.stop_s {
+            sender.next_send_s = f64::INFINITY;
+            return;
+        }
         if let Err(resume) = sender.sending_allowed(t) {
             sender.next_send_s = resume;
             return;
@@ -461,13 +502,16 @@ impl Network {
         });
         let adm = self.link.enter(t, rng);
         let at_receiver = t + adm.latency_s;
-        let back = self.link.return_latency(at_receiver, rng);
+        let back = self.link.return_latency(at_receiver, rng) + self.senders[i].extra_rtt_s;
+        let (arrival_s, rtt_s) = self
+            .link
+            .delivered_ack(at_receiver + back, adm.latency_s + back);
         let sender = &mut self.senders[i];
         sender.push_at_receiver(at_receiver);
         sender.push_inflight(
             InFlight {
-                arrival_s: at_receiver + back,
-                rtt_s: adm.latency_s + back,
+                arrival_s,
+                rtt_s,
                 lost: adm.dropped,
             },
             meta,

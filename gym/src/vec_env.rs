@@ -6,6 +6,7 @@
 //! next episode. Each env owns its RNG (seed, env index), so results do not depend on the number
 //! of threads.
 
+use crate::agent_slot::SlotPhase;
 use crate::env::{Action, Env, EnvSnapshot, StepInfo};
 use crate::scenario::Scenario;
 use crate::sim::SimCounters;
@@ -30,45 +31,65 @@ pub enum VecEnvError {
     },
 }
 
-/// Per-env results of the last step.
+/// Per-lane results of the last step.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct Slot {
+    completed: bool,
+    ready: bool,
     reward: f32,
     terminated: bool,
     truncated: bool,
     info: StepInfo,
 }
 
-/// `n` environments of one scenario.
+/// `n` environments of one scenario, each with one lane per learned sender (a scenario with
+/// one learned sender has one lane per env).
+///
+/// Learned senders decide at the end of their own MIs, so lanes become ready at different
+/// times (EnvPool's async mode, PettingZoo's parallel API with agents that act only when they
+/// have an observation). A step takes one action for every ready lane, runs each env until one
+/// of its senders decides or completes an MI, and reports per lane whether an MI completed
+/// (its reward, ends and statistics) and whether the lane is ready (its observation). With one
+/// learned sender every lane completes and is ready at every step.
 pub struct VecEnv {
     envs: Vec<Env>,
     pool: rayon::ThreadPool,
     obs_len: usize,
+    slots: usize,
     obs: Vec<f32>,
     final_obs: Vec<f32>,
     objectives: Vec<f32>,
-    slots: Vec<Slot>,
+    lane_results: Vec<Slot>,
+    lane_actions: Vec<Action>,
     rewards: Vec<f32>,
     terminated: Vec<bool>,
     truncated: Vec<bool>,
+    completed: Vec<bool>,
+    ready: Vec<bool>,
+    ready_lanes: Vec<usize>,
     infos: Vec<StepInfo>,
 }
 
-/// A borrowed view of one step's results.
+/// A borrowed view of one step's results, per lane.
 #[derive(Debug, Clone, Copy)]
 pub struct VecStep<'a> {
-    /// Observations `[n, obs_len]`, row-major (next episode's first one where an episode ended).
+    /// Observations `[lanes, obs_len]`, row-major, meaningful where `ready` (the next
+    /// episode's first one where an episode ended).
     pub observations: &'a [f32],
-    /// Rewards `[n]`.
+    /// Rewards `[lanes]`, meaningful where `completed`.
     pub rewards: &'a [f32],
-    /// Terminations `[n]`.
+    /// Terminations `[lanes]`.
     pub terminated: &'a [bool],
-    /// Truncations `[n]` (time limit).
+    /// Truncations `[lanes]` (time limit or the sender left).
     pub truncated: &'a [bool],
-    /// Final observations `[n, obs_len]`, meaningful where `terminated || truncated`.
+    /// Final observations `[lanes, obs_len]`, meaningful where `terminated || truncated`.
     pub final_observations: &'a [f32],
-    /// Per-env statistics `[n]`.
+    /// Per-lane statistics `[lanes]` of the completed MI.
     pub infos: &'a [StepInfo],
+    /// Lanes whose MI (begun with their last action) completed during this step.
+    pub completed: &'a [bool],
+    /// Lanes that need an action now.
+    pub ready: &'a [bool],
 }
 
 impl VecEnv {
@@ -93,18 +114,25 @@ impl VecEnv {
                 .collect()
         });
         let obs_len = scenario.obs_len();
+        let slots = scenario.config().observed_senders().len();
+        let lanes = n * slots;
         let mut v = Self {
-            obs: vec![0.0; n * obs_len],
-            final_obs: vec![0.0; n * obs_len],
-            objectives: vec![0.0; n * 3],
-            slots: vec![Slot::default(); n],
-            rewards: vec![0.0; n],
-            terminated: vec![false; n],
-            truncated: vec![false; n],
-            infos: vec![StepInfo::default(); n],
+            obs: vec![0.0; lanes * obs_len],
+            final_obs: vec![0.0; lanes * obs_len],
+            objectives: vec![0.0; lanes * 3],
+            lane_results: vec![Slot::default(); lanes],
+            lane_actions: vec![Action::Delta(0.0); lanes],
+            rewards: vec![0.0; lanes],
+            terminated: vec![false; lanes],
+            truncated: vec![false; lanes],
+            completed: vec![false; lanes],
+            ready: vec![false; lanes],
+            ready_lanes: Vec::with_capacity(lanes),
+            infos: vec![StepInfo::default(); lanes],
             envs,
             pool,
             obs_len,
+            slots,
         };
         v.gather_observations();
         v.gather_objectives();
@@ -121,6 +149,17 @@ impl VecEnv {
         self.envs.is_empty()
     }
 
+    /// Lanes per env: the scenario's learned senders (1 without several).
+    pub fn slots_per_env(&self) -> usize {
+        self.slots
+    }
+
+    /// Number of lanes (`envs * slots_per_env`); lane `e * slots_per_env + k` is env `e`'s
+    /// slot `k`.
+    pub fn lanes(&self) -> usize {
+        self.envs.len() * self.slots
+    }
+
     /// Length of one observation.
     pub fn obs_len(&self) -> usize {
         self.obs_len
@@ -131,7 +170,7 @@ impl VecEnv {
         &self.envs
     }
 
-    /// Current observations `[n, obs_len]`.
+    /// Current observations `[lanes, obs_len]` (meaningful for ready lanes).
     pub fn observations(&self) -> &[f32] {
         &self.obs
     }
@@ -141,17 +180,27 @@ impl VecEnv {
         &self.final_obs
     }
 
-    /// Objectives `[n, 3]` (throughput, latency, loss weights).
+    /// Objectives `[lanes, 3]` (throughput, latency, loss weights).
     pub fn objectives(&self) -> &[f32] {
         &self.objectives
     }
 
-    /// Sets env `i`'s objective.
-    pub fn set_objective(&mut self, i: usize, w: [f64; 3]) {
-        self.envs[i].set_objective(w);
+    /// The lanes that need an action, in increasing order.
+    pub fn ready_lanes(&self) -> &[usize] {
+        &self.ready_lanes
+    }
+
+    /// Sets lane `lane`'s objective.
+    pub fn set_objective(&mut self, lane: usize, w: [f64; 3]) {
+        self.envs[lane / self.slots].set_slot_objective(lane % self.slots, w);
         for (k, x) in w.iter().enumerate() {
-            self.objectives[i * 3 + k] = *x as f32;
+            self.objectives[lane * 3 + k] = *x as f32;
         }
+    }
+
+    /// Lane `lane`'s objective.
+    pub fn objective(&self, lane: usize) -> [f64; 3] {
+        self.envs[lane / self.slots].slot_objective(lane % self.slots)
     }
 
     /// Simulation work summed over envs.
@@ -203,65 +252,95 @@ impl VecEnv {
 
     fn gather_observations(&mut self) {
         let d = self.obs_len;
-        for (e, out) in self.envs.iter().zip(self.obs.chunks_exact_mut(d)) {
-            out.copy_from_slice(e.observation());
-        }
-    }
-
-    fn gather_objectives(&mut self) {
-        for (e, out) in self.envs.iter().zip(self.objectives.chunks_exact_mut(3)) {
-            for (o, w) in out.iter_mut().zip(e.objective()) {
-                *o = w as f32;
+        self.ready_lanes.clear();
+        for (e, env) in self.envs.iter().enumerate() {
+            for k in 0..self.slots {
+                let lane = e * self.slots + k;
+                let ready = env.slot_phase(k) == SlotPhase::Ready;
+                self.ready[lane] = ready;
+                if ready {
+                    self.obs[lane * d..(lane + 1) * d].copy_from_slice(env.slot_observation(k));
+                    self.ready_lanes.push(lane);
+                }
             }
         }
     }
 
-    /// Steps every env with its action (Aurora deltas), auto-resetting finished episodes.
+    fn gather_objectives(&mut self) {
+        for (e, env) in self.envs.iter().enumerate() {
+            for k in 0..self.slots {
+                let lane = e * self.slots + k;
+                for (o, w) in self.objectives[lane * 3..lane * 3 + 3]
+                    .iter_mut()
+                    .zip(env.slot_objective(k))
+                {
+                    *o = w as f32;
+                }
+            }
+        }
+    }
+
+    /// Steps every env with an action (an Aurora delta) for each ready lane, in the order of
+    /// [`VecEnv::ready_lanes`], auto-resetting finished episodes.
     pub fn step(&mut self, actions: &[f32]) -> Result<VecStep<'_>, VecEnvError> {
-        if actions.len() != self.envs.len() {
+        if actions.len() != self.ready_lanes.len() {
             return Err(VecEnvError::Shape {
-                what: "actions",
-                expected: self.envs.len(),
+                what: "actions (one per ready lane)",
+                expected: self.ready_lanes.len(),
                 got: actions.len(),
             });
         }
-        self.step_with(|i| Action::Delta(f64::from(actions[i])));
+        for (&lane, &a) in self.ready_lanes.iter().zip(actions) {
+            self.lane_actions[lane] = Action::Delta(f64::from(a));
+        }
+        self.step_lanes();
         Ok(self.view())
     }
 
-    /// Steps every env with `action(i)`.
-    pub fn step_with(&mut self, action: impl Fn(usize) -> Action + Sync) {
+    /// Steps every env with `action(lane)` for each ready lane.
+    pub fn step_with(&mut self, action: impl Fn(usize) -> Action) {
+        for &lane in &self.ready_lanes {
+            self.lane_actions[lane] = action(lane);
+        }
+        self.step_lanes();
+    }
+
+    /// Steps every env with the actions in `lane_actions`, then gathers the lanes' results.
+    fn step_lanes(&mut self) {
         let d = self.obs_len;
+        let k = self.slots;
         let envs = &mut self.envs;
         let obs = &mut self.obs;
         let final_obs = &mut self.final_obs;
-        let slots = &mut self.slots;
+        let results = &mut self.lane_results;
+        let actions = &self.lane_actions;
         self.pool.install(|| {
             envs.par_iter_mut()
-                .zip(obs.par_chunks_exact_mut(d))
-                .zip(final_obs.par_chunks_exact_mut(d))
-                .zip(slots.par_iter_mut())
-                .enumerate()
-                .for_each(|(i, (((env, o), fo), slot))| {
-                    let step = env.step(action(i));
-                    *slot = Slot {
-                        reward: step.reward as f32,
-                        terminated: step.terminated,
-                        truncated: step.truncated,
-                        info: step.info,
-                    };
-                    if step.terminated || step.truncated {
-                        fo.copy_from_slice(env.observation());
-                        env.reset(None);
-                    }
-                    o.copy_from_slice(env.observation());
+                .zip(obs.par_chunks_exact_mut(d * k))
+                .zip(final_obs.par_chunks_exact_mut(d * k))
+                .zip(results.par_chunks_exact_mut(k))
+                .zip(actions.par_chunks_exact(k))
+                .for_each(|((((env, o), fo), res), acts)| {
+                    step_env(env, acts, res, o, fo, d);
                 });
         });
-        for (i, s) in self.slots.iter().enumerate() {
-            self.rewards[i] = s.reward;
-            self.terminated[i] = s.terminated;
-            self.truncated[i] = s.truncated;
-            self.infos[i] = s.info;
+        self.ready_lanes.clear();
+        for (lane, s) in self.lane_results.iter().enumerate() {
+            self.completed[lane] = s.completed;
+            self.ready[lane] = s.ready;
+            if s.ready {
+                self.ready_lanes.push(lane);
+            }
+            if s.completed {
+                self.rewards[lane] = s.reward;
+                self.terminated[lane] = s.terminated;
+                self.truncated[lane] = s.truncated;
+                self.infos[lane] = s.info;
+            } else {
+                self.rewards[lane] = 0.0;
+                self.terminated[lane] = false;
+                self.truncated[lane] = false;
+            }
         }
     }
 
@@ -274,6 +353,49 @@ impl VecEnv {
             truncated: &self.truncated,
             final_observations: &self.final_obs,
             infos: &self.infos,
+            completed: &self.completed,
+            ready: &self.ready,
+        }
+    }
+}
+
+/// One env's step: its slots' actions, their completions (final observations where a
+/// trajectory ended), an auto-reset when the episode is over, and the ready slots'
+/// observations.
+fn step_env(
+    env: &mut Env,
+    actions: &[Action],
+    results: &mut [Slot],
+    obs: &mut [f32],
+    final_obs: &mut [f32],
+    d: usize,
+) {
+    env.step_slots(actions);
+    for (k, res) in results.iter_mut().enumerate() {
+        *res = match env.slot_completion(k) {
+            Some(step) => {
+                if step.terminated || step.truncated {
+                    final_obs[k * d..(k + 1) * d].copy_from_slice(env.slot_observation(k));
+                }
+                Slot {
+                    completed: true,
+                    ready: false,
+                    reward: step.reward as f32,
+                    terminated: step.terminated,
+                    truncated: step.truncated,
+                    info: step.info,
+                }
+            }
+            None => Slot::default(),
+        };
+    }
+    if env.episode_over() {
+        env.reset(None);
+    }
+    for (k, res) in results.iter_mut().enumerate() {
+        res.ready = env.slot_phase(k) == SlotPhase::Ready;
+        if res.ready {
+            obs[k * d..(k + 1) * d].copy_from_slice(env.slot_observation(k));
         }
     }
 }

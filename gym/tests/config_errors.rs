@@ -187,7 +187,7 @@ fn empty_trace_is_refused() {
 }
 
 #[test]
-fn at_most_one_agent() {
+fn senders_and_their_presence() {
     assert_invalid("senders: []", "senders");
     // Without an agent the first sender is the observed one (evaluating a classic sender).
     let s = Scenario::from_yaml_str(
@@ -197,14 +197,36 @@ fn at_most_one_agent() {
     .expect("a scenario without agent loads");
     assert!(!s.config().has_agent());
     assert_eq!(s.config().agent_index(), 0);
+    // Several learned senders share a link; each is observed.
+    let s = Scenario::from_yaml_str(
+        "senders: [{controller: agent}, {controller: cubic}, {controller: agent, probability: 0.5}]",
+        Path::new("ok.yaml"),
+    )
+    .expect("several agents load");
+    assert_eq!(s.config().observed_senders(), vec![0, 2]);
     assert_invalid(
-        "senders: [{controller: agent}, {controller: agent}]",
-        "senders",
+        "senders: [{controller: agent, probability: 0.5}, {controller: agent}]",
+        "senders[0].probability",
     );
-    assert_err(
-        "senders: [{controller: agent}, {controller: agent}]",
-        &["found 2"],
+    assert_invalid(
+        "senders: [{controller: agent}, {controller: agent, probability: 1.5}]",
+        "senders[1].probability",
     );
+    assert_invalid(
+        "senders: [{controller: agent, start_time_s: {min: 1, max: 5}, stop_time_s: 4}]",
+        "senders[0].stop_time_s",
+    );
+    assert_invalid(
+        "senders: [{controller: agent, start_time_s: {min: 5, max: 1}}]",
+        "senders[0].start_time_s.min",
+    );
+    assert_invalid(
+        "link: {changes: {every_s: 5, outage_s: 6}}",
+        "link.changes.outage_s",
+    );
+    assert_invalid("link: {jitter_s: -0.001}", "link.jitter_s");
+    assert_invalid("mi_jitter: 0.9", "mi_jitter");
+    assert_invalid("reward_terms: {fair_share: -1}", "reward_terms.fair_share");
     assert_invalid(
         "senders: [{controller: agent}, {controller: constant, start_rate: {pps: 0}}]",
         "senders[1].start_rate.pps",

@@ -15,7 +15,7 @@ fn sender(controller: ControllerConfig, pps: f64) -> SenderConfig {
     SenderConfig {
         controller,
         start_rate: StartRate::Pps(Range::Fixed(pps)),
-        start_time_s: 0.0,
+        ..SenderConfig::default()
     }
 }
 
@@ -66,7 +66,7 @@ fn shared_link(cross_pps: f64, cross_start_s: f64) -> (f64, f64, f64) {
     let (bw, queue) = (100.0, 10.0);
     let mut cfg = fixed(bw, 0.05, queue, 80.0);
     cfg.senders.push(SenderConfig {
-        start_time_s: cross_start_s,
+        start_time_s: Range::Fixed(cross_start_s),
         ..sender(ControllerConfig::Constant, cross_pps)
     });
     let mut env = env_of(cfg);

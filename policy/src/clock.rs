@@ -64,6 +64,17 @@ impl MiClock {
         }
     }
 
+    /// The same clock with `left` warm-up MIs still to run (a snapshot taken mid-warm-up).
+    pub fn with_warmup_left(mut self, left: u32) -> Self {
+        self.warmup_left = left;
+        self
+    }
+
+    /// Warm-up MIs still to run.
+    pub fn warmup_left(&self) -> u32 {
+        self.warmup_left
+    }
+
     /// Starts a new connection whose one-way delay is estimated at `one_way_delay_s` (0 when
     /// unknown): empty history, warm-up from the start. Returns whether the agent decides now,
     /// before the first MI (no warm-up).

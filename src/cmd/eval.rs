@@ -63,8 +63,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         eprintln!("figure: {}", args.out.join("fairness.png").display());
     }
     if let Some(spec) = &suite.friendliness {
-        friendliness_outputs(&args.out, spec, &policies)?;
-        eprintln!("figure: {}", args.out.join("friendliness.png").display());
+        for png in friendliness_outputs(&args.out, spec, &policies)? {
+            eprintln!("figure: {}", png.display());
+        }
     }
     let suite_dir = args.suite.parent().unwrap_or(std::path::Path::new("."));
     for spec in &suite.timeseries {

@@ -15,6 +15,7 @@ pub struct Episodes {
     lengths: Vec<u64>,
     recent: VecDeque<f64>,
     rollout_reward: Vec<f64>,
+    rollout_steps: Vec<u64>,
 }
 
 /// The part a checkpoint keeps (the rollout sums restart with every rollout).
@@ -36,18 +37,36 @@ impl Episodes {
             lengths: vec![0; envs],
             recent: VecDeque::new(),
             rollout_reward: vec![0.0; envs],
+            rollout_steps: vec![0; envs],
         }
     }
 
     /// Starts a rollout's reward sums.
     pub fn start_rollout(&mut self) {
         self.rollout_reward.iter_mut().for_each(|r| *r = 0.0);
+        self.rollout_steps.iter_mut().for_each(|n| *n = 0);
     }
 
-    /// Folds one step of every env in; returns how many episodes ended.
+    /// Folds one step of every lane in; returns how many episodes ended.
     pub fn record(&mut self, rewards: &[f32], terminated: &[bool], truncated: &[bool]) -> u64 {
+        self.record_completed(rewards, terminated, truncated, None)
+    }
+
+    /// Folds in the lanes that completed a step (`completed`; `None`: every lane); returns how
+    /// many of their episodes ended.
+    pub fn record_completed(
+        &mut self,
+        rewards: &[f32],
+        terminated: &[bool],
+        truncated: &[bool],
+        completed: Option<&[bool]>,
+    ) -> u64 {
         let mut ended = 0;
         for (e, &r) in rewards.iter().enumerate() {
+            if completed.is_some_and(|c| !c[e]) {
+                continue;
+            }
+            self.rollout_steps[e] += 1;
             self.returns[e] += f64::from(r);
             self.rollout_reward[e] += f64::from(r);
             self.lengths[e] += 1;
@@ -64,9 +83,12 @@ impl Episodes {
         ended
     }
 
-    /// Each env's mean reward per step over the rollout of `steps` steps.
-    pub fn rollout_means(&self, steps: usize) -> impl Iterator<Item = f64> + '_ {
-        self.rollout_reward.iter().map(move |r| r / steps as f64)
+    /// Each lane's mean reward per completed step over the rollout (`None` without one).
+    pub fn rollout_means(&self) -> impl Iterator<Item = Option<f64>> + '_ {
+        self.rollout_reward
+            .iter()
+            .zip(&self.rollout_steps)
+            .map(|(r, &n)| (n > 0).then(|| r / n as f64))
     }
 
     /// Mean return of the last finished episodes, if any.
@@ -92,6 +114,7 @@ impl Episodes {
             lengths: state.episode_len,
             recent: state.recent_returns,
             rollout_reward: vec![0.0; envs],
+            rollout_steps: vec![0; envs],
         }
     }
 }
@@ -110,8 +133,8 @@ mod tests {
         // Returns 2 and 4 ended.
         assert_eq!(e.mean_recent_return(), Some(3.0));
         assert_eq!(e.state().episode_return, vec![0.0, 0.0]);
-        let means: Vec<f64> = e.rollout_means(2).collect();
-        assert_eq!(means, vec![1.0, 2.0]);
+        let means: Vec<Option<f64>> = e.rollout_means().collect();
+        assert_eq!(means, vec![Some(1.0), Some(2.0)]);
     }
 
     #[test]

@@ -109,6 +109,27 @@ pub struct EvalRow {
     pub metrics: RunMetrics,
 }
 
+impl EvalRow {
+    /// The row of `policy` on `network` under objective `w` and `seed`.
+    pub fn new(
+        policy: &LoadedPolicy,
+        network: String,
+        w: [f64; 3],
+        seed: u64,
+        metrics: RunMetrics,
+    ) -> Self {
+        Self {
+            policy: policy.name().to_string(),
+            network,
+            w_thr: w[0],
+            w_lat: w[1],
+            w_loss: w[2],
+            seed,
+            metrics,
+        }
+    }
+}
+
 /// The metric columns' means over rows (the JSON `mocc eval` prints last).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct EvalSummary {
@@ -139,16 +160,37 @@ fn network_scenario(
     Scenario::new(cfg, None)
 }
 
-/// One run's sums: the network statistics and both rewards per MI.
+/// One run's sums: the network statistics and both rewards per MI, and optionally the run's
+/// totals (delivered packets over the time-integrated capacity), which then set utilization
+/// and throughput instead of the per-MI means.
 #[derive(Default)]
-struct RunSums {
+pub(crate) struct RunSums {
     net: MiStats,
     aurora: f64,
     mocc: f64,
+    totals: Option<RunTotals>,
+}
+
+/// Delivered packets, capacity in packets and seconds of a whole run.
+#[derive(Clone, Copy)]
+struct RunTotals {
+    delivered: f64,
+    capacity: f64,
+    seconds: f64,
 }
 
 impl RunSums {
-    fn add(&mut self, i: &StepInfo, w: &[f64; 3]) {
+    /// Sets the run's totals: `delivered` packets over `capacity` packets the link could carry
+    /// in `seconds`.
+    pub(crate) fn set_totals(&mut self, delivered: f64, capacity: f64, seconds: f64) {
+        self.totals = Some(RunTotals {
+            delivered,
+            capacity,
+            seconds,
+        });
+    }
+
+    pub(crate) fn add(&mut self, i: &StepInfo, w: &[f64; 3]) {
         let o = MiOutcome {
             throughput_pps: i.metric_thr_pps,
             delivered_pps: i.throughput_pps,
@@ -162,11 +204,22 @@ impl RunSums {
         self.mocc += mocc_reward(&o, w);
     }
 
-    fn metrics(&self) -> RunMetrics {
+    pub(crate) fn metrics(&self) -> RunMetrics {
         let n = self.net.mis().max(1) as f64;
+        let (utilization, thr_pps) = match self.totals {
+            Some(t) => (
+                if t.capacity > 0.0 {
+                    t.delivered / t.capacity
+                } else {
+                    0.0
+                },
+                t.delivered / t.seconds.max(1e-9),
+            ),
+            None => (self.net.utilization(), self.net.throughput_pps()),
+        };
         RunMetrics {
-            utilization: self.net.utilization(),
-            thr_pps: self.net.throughput_pps(),
+            utilization,
+            thr_pps,
             mean_rtt_s: self.net.mean_rtt_s(),
             rtt_ratio: self.net.rtt_ratio(),
             loss: self.net.loss(),
@@ -176,8 +229,15 @@ impl RunSums {
     }
 }
 
-/// Runs every network x objective x seed of the suite.
+/// Runs every network x objective x seed of the suite, then its `scenarios:` entries.
 pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, EvalError> {
+    let mut rows = evaluate_networks(policy, suite)?;
+    rows.extend(crate::scenario_eval::evaluate_scenarios(policy, suite)?);
+    Ok(rows)
+}
+
+/// Runs every network x objective x seed of the suite.
+fn evaluate_networks(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, EvalError> {
     let objectives = suite.objectives_or_default();
     let mut rows = Vec::new();
     for net in &suite.all_networks() {
@@ -207,15 +267,7 @@ pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, Ev
             }
         }
         for (_, w, seed, sums) in envs {
-            rows.push(EvalRow {
-                policy: policy.name().to_string(),
-                network: net.label(),
-                w_thr: w[0],
-                w_lat: w[1],
-                w_loss: w[2],
-                seed,
-                metrics: sums.metrics(),
-            });
+            rows.push(EvalRow::new(policy, net.label(), w, seed, sums.metrics()));
         }
     }
     Ok(rows)

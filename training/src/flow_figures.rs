@@ -16,17 +16,20 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PlotError + '_ {
     move |e| PlotError::Draw(format!("{}: {e}", path.display()))
 }
 
-/// Jain's index per second of each (policy, flow count), for the fairness figure.
-pub type FairnessRuns = Vec<(String, usize, Vec<f64>)>;
+/// Jain's index per second of each (policy, panel: flow count and network), for the fairness
+/// figure.
+pub type FairnessRuns = Vec<(String, String, Vec<f64>)>;
 
-/// The fairness figure's panels: one per flow count (per scheme group too when the schemes do
-/// not fit one panel), the CDF of Jain's index of each policy, on one x range.
-fn fairness_panels(runs: &FairnessRuns) -> (Vec<Panel>, usize, Legend) {
-    let mut counts: Vec<usize> = runs.iter().map(|r| r.1).collect();
-    counts.sort_unstable();
-    counts.dedup();
+/// The fairness figure's panels: one per flow count and network (per scheme group too when
+/// the schemes do not fit one panel), the CDF of Jain's index of each policy, on one x range
+/// that reaches down to `1 / max_flows` (one flow taking everything).
+fn fairness_panels(runs: &FairnessRuns, max_flows: usize) -> (Vec<Panel>, Legend) {
+    let mut labels: Vec<&str> = Vec::new();
     let mut policies: Vec<&str> = Vec::new();
     for r in runs {
+        if !labels.contains(&r.1.as_str()) {
+            labels.push(&r.1);
+        }
         if !policies.contains(&r.0.as_str()) {
             policies.push(&r.0);
         }
@@ -34,82 +37,122 @@ fn fairness_panels(runs: &FairnessRuns) -> (Vec<Panel>, usize, Legend) {
     let lowest = runs
         .iter()
         .flat_map(|r| r.2.iter().copied())
-        .chain(counts.last().map(|&n| 1.0 / n as f64))
+        .chain([1.0 / max_flows.max(1) as f64])
         .fold(1.0f64, f64::min);
     let x0 = ((lowest - 0.02) * 20.0).floor() / 20.0;
     let mut legend = Vec::new();
-    let mut by_count: Vec<Vec<(Option<&'static str>, Vec<Line>)>> = Vec::new();
-    for &n in &counts {
+    let mut by_label: Vec<Vec<(Option<&'static str>, Vec<Line>)>> = Vec::new();
+    for &label in &labels {
         let points: Vec<Vec<(f64, f64)>> = policies
             .iter()
             .map(|p| {
                 runs.iter()
-                    .find(|r| r.0 == *p && r.1 == n)
+                    .find(|r| r.0 == *p && r.1 == label)
                     .map(|r| cdf(r.2.clone()))
                     .unwrap_or_default()
             })
             .collect();
         let (groups, l) = policy_lines(&policies, points);
         legend = l;
-        by_count.push(groups);
+        by_label.push(groups);
     }
     let mut panels = Vec::new();
-    let n_groups = by_count.first().map_or(1, Vec::len);
+    let n_groups = by_label.first().map_or(1, Vec::len);
     for g in 0..n_groups {
-        for (&n, groups) in counts.iter().zip(&by_count) {
+        for (&label, groups) in labels.iter().zip(&by_label) {
             let (name, lines) = groups[g].clone();
             let suffix = name.map(|g| format!(", {g} schemes")).unwrap_or_default();
             panels.push(Panel::new(
-                format!("{n} flows{suffix}"),
+                format!("{label}{suffix}"),
                 Axis::linear("Jain's fairness index (1 = equal shares)").range(x0, 1.01),
                 Axis::linear("fraction of seconds").range(0.0, 1.0),
                 lines,
             ));
         }
     }
-    (panels, counts.len(), legend)
+    (panels, legend)
 }
 
-/// Runs the fairness experiment for every policy: fairness.csv (Jain's index per second once
-/// all flows run) and fairness.png (its CDF per policy, one panel per flow count).
+/// Runs the fairness experiment for every policy and network: fairness.csv (per second once
+/// all flows run: Jain's index, the flows' total delivery over the capacity, each flow's
+/// delivery rate), fairness-summary.csv (per run: median Jain's index, utilization, the ratio
+/// of the fastest flow's mean rate to the slowest's) and fairness.png (the CDF of Jain's index
+/// per policy, one panel per flow count and network).
 pub fn fairness_outputs(
     dir: &Path,
     spec: &FairnessSpec,
     policies: &[LoadedPolicy],
 ) -> Result<(), EvalError> {
-    let mut text = String::from("policy,flows,second,jain_index\n");
+    let max_flows = spec.flows.iter().copied().max().unwrap_or(0);
+    let rate_columns: Vec<String> = (1..=max_flows).map(|k| format!(",rate_{k}_pps")).collect();
+    let mut text = format!(
+        "policy,flows,second,jain_index,utilization,network{}\n",
+        rate_columns.concat()
+    );
+    let mut summary =
+        String::from("policy,network,flows,median_jain_index,utilization,max_min_rate_ratio\n");
+    let networks = spec.all_networks();
     let mut runs: FairnessRuns = Vec::new();
     for p in policies {
-        for &n in &spec.flows {
-            let flows: Vec<crate::flows::Flow<'_>> = (0..n)
-                .map(|k| crate::flows::Flow {
-                    driver: p,
-                    objective: p.scenario().objective,
-                    start_s: k as f64 * spec.stagger_s,
-                })
-                .collect();
-            let rates = crate::flows::run_flows(&spec.network, &flows, spec.duration_s, 1.0, 0)?;
-            let jain = rates.jain_per_window();
-            let first = rates.rates[0].len() - jain.len();
-            for (k, j) in jain.iter().enumerate() {
-                text.push_str(&format!("{},{n},{},{j}\n", p.name(), first + k));
+        for net in &networks {
+            for &n in &spec.flows {
+                let rates = fairness_run(spec, net, p, n)?;
+                let jain = rates.jain_per_window();
+                let first = rates.rates[0].len() - jain.len();
+                let mut utilizations = Vec::with_capacity(jain.len());
+                for (k, j) in jain.iter().enumerate() {
+                    let second = first + k;
+                    let per_flow: Vec<f64> = rates.rates.iter().map(|r| r[second]).collect();
+                    let u = per_flow.iter().sum::<f64>() / net.bw_pps;
+                    utilizations.push(u);
+                    let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
+                    cells.resize(max_flows, ",".into());
+                    text.push_str(&format!(
+                        "{},{n},{second},{j},{u},{}{}\n",
+                        p.name(),
+                        net.label(),
+                        cells.concat()
+                    ));
+                }
+                let last_start = (n - 1) as f64 * spec.stagger_s;
+                let means: Vec<f64> = (0..n).map(|f| rates.mean_rate(f, last_start)).collect();
+                summary.push_str(&format!(
+                    "{},{},{n},{},{},{}\n",
+                    p.name(),
+                    net.label(),
+                    median(&jain),
+                    mean(&utilizations),
+                    max_min_ratio(&means)
+                ));
+                let label = if networks.len() > 1 {
+                    format!("{n} flows, {}", net.label())
+                } else {
+                    format!("{n} flows")
+                };
+                runs.push((p.name().to_string(), label, jain));
             }
-            runs.push((p.name().to_string(), n, jain));
         }
     }
     let path = dir.join("fairness.csv");
     std::fs::write(&path, text).map_err(io_err(&path))?;
-    let (panels, columns, legend) = fairness_panels(&runs);
+    let path = dir.join("fairness-summary.csv");
+    std::fs::write(&path, summary).map_err(io_err(&path))?;
+    let (panels, legend) = fairness_panels(&runs, max_flows);
     let net = &spec.network;
+    let setting = if networks.len() > 1 {
+        format!("{} networks", networks.len())
+    } else {
+        format!("{} pkt/s, {} ms RTT", net.bw_pps, 2000.0 * net.delay_s)
+    };
     draw_figure(
         &dir.join("fairness.png"),
         &Figure {
             title: Some(format!(
-                "Fairness: CDF of Jain's index per second once all flows run (flows of one scheme started {} s apart; {} pkt/s, {} ms RTT)",
-                spec.stagger_s, net.bw_pps, 2000.0 * net.delay_s
+                "Fairness: CDF of Jain's index per second once all flows run (flows of one scheme started {} s apart; {setting})",
+                spec.stagger_s
             )),
             panels,
-            columns,
+            columns: spec.flows.len(),
             panel_size: (470, 440),
             legend,
         },
@@ -117,54 +160,124 @@ pub fn fairness_outputs(
     Ok(())
 }
 
-/// One flow of each policy against one Cubic flow: friendliness.csv (mean delivery rates and
-/// their ratio after the first 5 s) and friendliness.png (the ratio per second, log scale).
+/// `n` flows of policy `p` on `net`, started `stagger_s` apart, each with its objective and
+/// extra RTT from the spec; delivery rates per second.
+fn fairness_run(
+    spec: &FairnessSpec,
+    net: &crate::flows::FlowNetwork,
+    p: &LoadedPolicy,
+    n: usize,
+) -> Result<crate::flows::FlowRates, EvalError> {
+    let flows: Vec<crate::flows::Flow<'_>> = (0..n)
+        .map(|k| crate::flows::Flow {
+            driver: p,
+            objective: spec.objective_of(k, p.scenario().objective),
+            start_s: k as f64 * spec.stagger_s,
+            extra_rtt_s: spec.extra_rtt_of(k),
+        })
+        .collect();
+    Ok(crate::flows::run_flows(
+        net,
+        &flows,
+        spec.duration_s,
+        1.0,
+        0,
+    )?)
+}
+
+fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        0.5 * (v[m - 1] + v[m])
+    }
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+/// The fastest flow's mean rate over the slowest's (infinite when one starved completely).
+fn max_min_ratio(rates: &[f64]) -> f64 {
+    let hi = rates.iter().copied().fold(0.0, f64::max);
+    let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    if lo > 0.0 {
+        hi / lo
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// One flow of each policy against one Cubic flow, per buffer: friendliness.csv (mean
+/// delivery rates and their ratio after the first 5 s, with the buffer) and a figure per
+/// buffer (`friendliness.png`, or `friendliness-<k>bdp.png` with `buffers_bdp`) of the ratio
+/// per second, log scale.
 pub fn friendliness_outputs(
     dir: &Path,
     spec: &FriendlinessSpec,
     policies: &[LoadedPolicy],
-) -> Result<(), EvalError> {
+) -> Result<Vec<PathBuf>, EvalError> {
     let cubic = LoadedPolicy::load(Path::new("cubic"))?;
-    let mut text = String::from("policy,policy_pps,cubic_pps,ratio\n");
-    let mut points: Vec<Vec<(f64, f64)>> = Vec::new();
-    for p in policies {
-        let flows = [
-            crate::flows::Flow {
-                driver: p,
-                objective: p.scenario().objective,
-                start_s: 0.0,
-            },
-            crate::flows::Flow {
-                driver: &cubic,
-                objective: [1.0 / 3.0; 3],
-                start_s: 0.0,
-            },
-        ];
-        let rates = crate::flows::run_flows(&spec.network, &flows, spec.duration_s, 1.0, 0)?;
-        let (a, b) = (rates.mean_rate(0, 5.0), rates.mean_rate(1, 5.0));
-        text.push_str(&format!("{},{a},{b},{}\n", p.name(), a / b.max(1e-9)));
-        let per_second: Vec<(f64, f64)> = rates.rates[0]
-            .iter()
-            .zip(&rates.rates[1])
-            .enumerate()
-            .map(|(t, (x, y))| ((t + 1) as f64, x / y.max(1.0)))
-            .collect();
-        points.push(per_second);
+    let mut text = String::from("policy,policy_pps,cubic_pps,ratio,queue_pkts\n");
+    let mut figures = Vec::new();
+    for (label, net) in spec.networks() {
+        let mut points: Vec<Vec<(f64, f64)>> = Vec::new();
+        for p in policies {
+            let flows = [
+                crate::flows::Flow {
+                    driver: p,
+                    objective: spec.objective.unwrap_or(p.scenario().objective),
+                    start_s: 0.0,
+                    extra_rtt_s: 0.0,
+                },
+                crate::flows::Flow {
+                    driver: &cubic,
+                    objective: [1.0 / 3.0; 3],
+                    start_s: 0.0,
+                    extra_rtt_s: 0.0,
+                },
+            ];
+            let rates = crate::flows::run_flows(&net, &flows, spec.duration_s, 1.0, 0)?;
+            let (a, b) = (rates.mean_rate(0, 5.0), rates.mean_rate(1, 5.0));
+            text.push_str(&format!(
+                "{},{a},{b},{},{}\n",
+                p.name(),
+                a / b.max(1e-9),
+                net.queue_pkts
+            ));
+            let per_second: Vec<(f64, f64)> = rates.rates[0]
+                .iter()
+                .zip(&rates.rates[1])
+                .enumerate()
+                .map(|(t, (x, y))| ((t + 1) as f64, x / y.max(1.0)))
+                .collect();
+            points.push(per_second);
+        }
+        let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
+        let png = if label.is_empty() {
+            dir.join("friendliness.png")
+        } else {
+            dir.join(format!("friendliness-{label}.png"))
+        };
+        draw_figure(&png, &friendliness_figure(spec, &net, &names, points))?;
+        figures.push(png);
     }
     let path = dir.join("friendliness.csv");
     std::fs::write(&path, text).map_err(io_err(&path))?;
-    let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
-    draw_figure(
-        &dir.join("friendliness.png"),
-        &friendliness_figure(spec, &names, points),
-    )?;
-    Ok(())
+    Ok(figures)
 }
 
 /// The friendliness figure: each scheme's rate ratio to Cubic per second, on a log axis with
 /// the equal-share line, learned and classic schemes apart when they do not fit one panel.
 fn friendliness_figure(
     spec: &FriendlinessSpec,
+    net: &crate::flows::FlowNetwork,
     names: &[&str],
     points: Vec<Vec<(f64, f64)>>,
 ) -> Figure {
@@ -204,7 +317,6 @@ fn friendliness_figure(
             )
         })
         .collect();
-    let net = &spec.network;
     Figure {
         title: Some(format!(
             "Friendliness: one flow of the scheme against one Cubic flow ({} pkt/s, {} ms RTT, {} packets)",
@@ -400,11 +512,11 @@ mod tests {
         let mut runs: FairnessRuns = Vec::new();
         for p in crate::style::TEST_SCHEMES {
             for n in [2, 3, 4] {
-                runs.push((p.into(), n, vec![0.6, 0.9, 1.0]));
+                runs.push((p.into(), format!("{n} flows"), vec![0.6, 0.9, 1.0]));
             }
         }
-        let (panels, columns, legend) = fairness_panels(&runs);
-        assert_eq!((panels.len(), columns), (3, 3));
+        let (panels, legend) = fairness_panels(&runs, 4);
+        assert_eq!(panels.len(), 3);
         assert_eq!(legend.len(), 7);
         for (p, n) in panels.iter().zip([2, 3, 4]) {
             assert_eq!(p.title, format!("{n} flows"));

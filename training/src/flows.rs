@@ -19,6 +19,8 @@ pub struct Flow<'a> {
     pub objective: [f64; 3],
     /// When it starts (s).
     pub start_s: f64,
+    /// Round-trip time its own access path adds to the bottleneck's (s).
+    pub extra_rtt_s: f64,
 }
 
 /// A fixed bottleneck for multi-flow runs.
@@ -34,6 +36,28 @@ pub struct FlowNetwork {
     /// Random loss.
     #[serde(default)]
     pub loss: f64,
+}
+
+impl FlowNetwork {
+    /// Checks the values (the message names the field).
+    pub fn validate(&self) -> Result<(), String> {
+        ScenarioConfig::fixed_link(self.bw_pps, self.delay_s, self.queue_pkts, self.loss)
+            .validate()
+            .map_err(|e| e.to_string())
+    }
+
+    /// A short label, e.g. `bw800_d0.02_q100`.
+    pub fn label(&self) -> String {
+        let loss = if self.loss > 0.0 {
+            format!("_l{}", self.loss)
+        } else {
+            String::new()
+        };
+        format!(
+            "bw{}_d{}_q{}{loss}",
+            self.bw_pps, self.delay_s, self.queue_pkts
+        )
+    }
 }
 
 /// Per-flow delivery rate (packets/s) in consecutive windows of `window_s`, from time 0.
@@ -61,7 +85,8 @@ pub fn run_flows(
         .map(|f| SenderConfig {
             controller: ControllerConfig::Constant,
             start_rate: StartRate::Pps(Range::Fixed(1.0)),
-            start_time_s: f.start_s,
+            start_time_s: Range::Fixed(f.start_s),
+            ..SenderConfig::default()
         })
         .collect();
     let scenario = Scenario::new(cfg, None)?;
@@ -115,6 +140,7 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<MiClock>) {
             _ => 0.5 * net.bw_pps,
         };
         let mut s = Sender::new(rate, Scenario::pacing(b), f.start_s);
+        s.set_extra_rtt(f.extra_rtt_s);
         if let Some(kind) = b.controller.classic() {
             s.set_classic(ClassicCc::new(kind));
         }
@@ -122,11 +148,12 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<MiClock>) {
     }
     let mut clock = f.driver.scenario().mi_clock();
     let mut rate = 0.5 * net.bw_pps;
-    if clock.reset(net.delay_s) {
+    if clock.reset(net.delay_s + 0.5 * f.extra_rtt_s) {
         // As in the gym: the first decision, on the empty history, precedes MI 1.
         rate = act(f, clock.observation(), rate);
     }
-    let sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
+    let mut sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
+    sender.set_extra_rtt(f.extra_rtt_s);
     (sender, Some(clock))
 }
 

@@ -34,6 +34,7 @@ pub mod plot;
 pub mod recorder;
 pub mod run_log;
 pub mod run_state;
+pub mod scenario_eval;
 pub mod schedule;
 pub mod simulate;
 pub mod style;

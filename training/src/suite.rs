@@ -73,6 +73,10 @@ pub struct Suite {
     /// Scenario files whose time series each policy draws.
     #[serde(default)]
     pub timeseries: Vec<TimeSeriesSpec>,
+    /// Scenario files each policy runs for a fixed time, giving results.csv rows (network:
+    /// the file's name).
+    #[serde(default)]
+    pub scenarios: Vec<ScenarioRunSpec>,
 }
 
 fn default_seeds() -> Vec<u64> {
@@ -90,8 +94,16 @@ impl Suite {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let suite: Suite = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let mut suite: Suite = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
         suite.validate().map_err(err)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for (i, s) in suite.scenarios.iter_mut().enumerate() {
+            if s.scenario.is_relative() {
+                s.scenario = dir.join(&s.scenario);
+            }
+            mocc_gym::Scenario::load(&s.scenario)
+                .map_err(|e| err(format!("scenarios[{i}].scenario: {e}")))?;
+        }
         Ok(suite)
     }
 
@@ -101,12 +113,16 @@ impl Suite {
             && self.fairness.is_none()
             && self.friendliness.is_none()
             && self.timeseries.is_empty()
+            && self.scenarios.is_empty()
         {
             return Err(
                 "networks: at least one network (or sweeps, fairness, friendliness, \
-                        timeseries) is required"
+                        timeseries, scenarios) is required"
                     .into(),
             );
+        }
+        for (i, s) in self.scenarios.iter().enumerate() {
+            s.validate(&format!("scenarios[{i}]"))?;
         }
         for (i, n) in self.networks.iter().enumerate() {
             ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
@@ -125,30 +141,10 @@ impl Suite {
                 .map_err(|e| format!("sweeps ({}): {e}", p.label()))?;
         }
         if let Some(f) = &self.fairness {
-            if f.flows.is_empty() || f.flows.iter().any(|&n| !(2..=8).contains(&n)) {
-                return Err(format!(
-                    "fairness.flows: each count must lie in [2, 8] (got {:?})",
-                    f.flows
-                ));
-            }
-            positive_secs("fairness.duration_s", f.duration_s)?;
-            if !(f.stagger_s.is_finite() && f.stagger_s >= 0.0) {
-                return Err(format!(
-                    "fairness.stagger_s: must be >= 0 (got {})",
-                    f.stagger_s
-                ));
-            }
-            if f.stagger_s * (f.flows.iter().max().copied().unwrap_or(1) as f64 - 1.0)
-                >= f.duration_s
-            {
-                return Err("fairness.duration_s: must exceed the last flow's start".into());
-            }
+            f.validate()?;
         }
         if let Some(f) = &self.friendliness {
-            positive_secs("friendliness.duration_s", f.duration_s)?;
-            if f.duration_s <= 5.0 {
-                return Err("friendliness.duration_s: must exceed the 5 s warm-up".into());
-            }
+            f.validate()?;
         }
         for (i, t) in self.timeseries.iter().enumerate() {
             t.validate(&format!("timeseries[{i}]"))?;
@@ -283,21 +279,96 @@ impl SweepSpec {
     }
 }
 
-/// The `fairness:` section of a suite: n flows of one scheme with staggered starts.
+/// The `fairness:` section of a suite: n flows of one scheme with staggered starts, on one or
+/// more bottlenecks, optionally with different objectives or base RTTs per flow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FairnessSpec {
     /// The bottleneck.
     pub network: FlowNetwork,
+    /// More bottlenecks to run the same flows on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub networks: Vec<FlowNetwork>,
     /// Flow counts to run (each 2..=8).
     pub flows: Vec<usize>,
     /// Seconds between flow starts.
     pub stagger_s: f64,
     /// Length of each run (s).
     pub duration_s: f64,
+    /// Objectives of the flows, flow k taking entry k (cycling); default: each policy's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objectives: Option<Vec<[f64; 3]>>,
+    /// Round-trip time each flow's access path adds (s), flow k taking entry k (cycling):
+    /// flows with different base RTTs. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_rtt_s: Vec<f64>,
 }
 
-/// The `friendliness:` section: one flow of the scheme against one Cubic flow.
+impl FairnessSpec {
+    /// Every bottleneck: `network`, then `networks`.
+    pub fn all_networks(&self) -> Vec<FlowNetwork> {
+        std::iter::once(self.network)
+            .chain(self.networks.iter().copied())
+            .collect()
+    }
+
+    /// Flow `k`'s objective, given the policy's own.
+    pub fn objective_of(&self, k: usize, own: [f64; 3]) -> [f64; 3] {
+        match &self.objectives {
+            Some(ws) if !ws.is_empty() => ws[k % ws.len()],
+            _ => own,
+        }
+    }
+
+    /// Flow `k`'s extra round-trip time (s).
+    pub fn extra_rtt_of(&self, k: usize) -> f64 {
+        if self.extra_rtt_s.is_empty() {
+            0.0
+        } else {
+            self.extra_rtt_s[k % self.extra_rtt_s.len()]
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.flows.is_empty() || self.flows.iter().any(|&n| !(2..=8).contains(&n)) {
+            return Err(format!(
+                "fairness.flows: each count must lie in [2, 8] (got {:?})",
+                self.flows
+            ));
+        }
+        positive_secs("fairness.duration_s", self.duration_s)?;
+        if !(self.stagger_s.is_finite() && self.stagger_s >= 0.0) {
+            return Err(format!(
+                "fairness.stagger_s: must be >= 0 (got {})",
+                self.stagger_s
+            ));
+        }
+        if self.stagger_s * (self.flows.iter().max().copied().unwrap_or(1) as f64 - 1.0)
+            >= self.duration_s
+        {
+            return Err("fairness.duration_s: must exceed the last flow's start".into());
+        }
+        for (i, n) in self.all_networks().iter().enumerate() {
+            n.validate()
+                .map_err(|e| format!("fairness.networks[{i}]: {e}"))?;
+        }
+        for (i, w) in self.objectives.iter().flatten().enumerate() {
+            mocc_gym::config::validate_objective(&format!("fairness.objectives[{i}]"), w)
+                .map_err(|e| e.to_string())?;
+        }
+        for (i, x) in self.extra_rtt_s.iter().enumerate() {
+            if !(x.is_finite() && *x >= 0.0 && *x <= 10.0) {
+                return Err(format!(
+                    "fairness.extra_rtt_s[{i}]: must lie in [0, 10] s (got {x})"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `friendliness:` section: one flow of the scheme against one Cubic flow, on the
+/// network's buffer or on buffers of several bandwidth-delay products.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FriendlinessSpec {
@@ -305,6 +376,98 @@ pub struct FriendlinessSpec {
     pub network: FlowNetwork,
     /// Length of the run (s); the first 5 s are not counted.
     pub duration_s: f64,
+    /// Buffers to run, in bandwidth-delay products of the network (its `queue_pkts` is then
+    /// replaced); e.g. `[1, 4]` for a shallow and a deep buffer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buffers_bdp: Vec<f64>,
+    /// The learned flow's objective (default: the policy's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<[f64; 3]>,
+}
+
+impl FriendlinessSpec {
+    /// The networks to run, with the buffer label (`""` for the network's own buffer, else
+    /// e.g. `"4bdp"`).
+    pub fn networks(&self) -> Vec<(String, FlowNetwork)> {
+        if self.buffers_bdp.is_empty() {
+            return vec![(String::new(), self.network)];
+        }
+        let bdp = self.network.bw_pps * 2.0 * self.network.delay_s;
+        self.buffers_bdp
+            .iter()
+            .map(|&k| {
+                let queue_pkts = (k * bdp).round().max(1.0);
+                (
+                    format!("{k}bdp"),
+                    FlowNetwork {
+                        queue_pkts,
+                        ..self.network
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        positive_secs("friendliness.duration_s", self.duration_s)?;
+        if self.duration_s <= 5.0 {
+            return Err("friendliness.duration_s: must exceed the 5 s warm-up".into());
+        }
+        for (i, k) in self.buffers_bdp.iter().enumerate() {
+            if !(k.is_finite() && *k > 0.0 && *k <= 100.0) {
+                return Err(format!(
+                    "friendliness.buffers_bdp[{i}]: must lie in (0, 100] (got {k})"
+                ));
+            }
+        }
+        if let Some(w) = &self.objective {
+            mocc_gym::config::validate_objective("friendliness.objective", w)
+                .map_err(|e| e.to_string())?;
+        }
+        for (i, (_, n)) in self.networks().iter().enumerate() {
+            n.validate()
+                .map_err(|e| format!("friendliness.network[{i}]: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// A scenario file every policy runs for `duration_s` simulated seconds (`scenarios:` entries),
+/// once per objective and seed; its learned senders are all driven by the policy (or, for a
+/// baseline, become senders of that scheme).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioRunSpec {
+    /// Scenario file (relative to the suite file).
+    pub scenario: PathBuf,
+    /// Simulated seconds of each run.
+    pub duration_s: f64,
+    /// Seeds (default: the suite's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<Vec<u64>>,
+}
+
+impl ScenarioRunSpec {
+    /// Checks the entry; `field` names it in messages (`scenarios[0]`).
+    pub fn validate(&self, field: &str) -> Result<(), String> {
+        if !(self.duration_s.is_finite() && self.duration_s > 0.0 && self.duration_s <= 1e5) {
+            return Err(format!(
+                "{field}.duration_s: must lie in (0, 100000] (got {})",
+                self.duration_s
+            ));
+        }
+        if self.seeds.as_ref().is_some_and(Vec::is_empty) {
+            return Err(format!("{field}.seeds: at least one seed is required"));
+        }
+        Ok(())
+    }
+
+    /// A short label for results.csv: the file's name without extension.
+    pub fn label(&self) -> String {
+        self.scenario
+            .file_stem()
+            .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+    }
 }
 
 /// A scenario file whose time series each policy draws (`timeseries:` entries). Give

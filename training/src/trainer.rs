@@ -114,6 +114,14 @@ pub struct Progress {
     pub replay_reward: Option<f64>,
 }
 
+/// Copies rows `rows` of a `[_, width]` matrix into `out`, in order.
+fn gather_rows(matrix: &[f32], width: usize, rows: &[usize], out: &mut Vec<f32>) {
+    out.clear();
+    for &r in rows {
+        out.extend_from_slice(&matrix[r * width..(r + 1) * width]);
+    }
+}
+
 /// A training run in progress.
 pub struct Trainer {
     pub(crate) config: TrainConfig,
@@ -158,7 +166,8 @@ impl Trainer {
         let device = resolve_device(cfg.device)?;
         let venv = VecEnv::new(scenario.clone(), cfg.envs, cfg.seed, cfg.threads)?;
         let arch = cfg.agent.architecture(scenario.obs_len());
-        let learner = PpoLearner::new(arch, cfg.ppo, cfg.envs, cfg.seed, device);
+        let lanes = venv.lanes();
+        let learner = PpoLearner::new(arch, cfg.ppo, lanes, cfg.seed, device);
         let plan = plan_for(&cfg, saved_schedule).map_err(TrainError::Incompatible)?;
         let batch = (cfg.ppo.num_steps * cfg.envs) as u64;
         std::fs::create_dir_all(run_dir).map_err(|source| TrainError::Io {
@@ -167,7 +176,7 @@ impl Trainer {
         })?;
         Ok(Self {
             total_updates: cfg.budget.env_steps.div_ceil(batch).max(1),
-            episodes: Episodes::new(cfg.envs),
+            episodes: Episodes::new(lanes),
             log: RunLog::open(run_dir, &cfg.logging),
             timing: TimeSplit::default(),
             counters: Counters::default(),
@@ -228,10 +237,10 @@ impl Trainer {
         self.finish(start, steps_at_start)
     }
 
-    /// Sets each env's objective for the next rollout from the plan; returns each env's loss
+    /// Sets each lane's objective for the next rollout from the plan; returns each lane's loss
     /// group.
     fn assign_objectives(&mut self) -> Vec<u8> {
-        let n = self.config.envs;
+        let n = self.venv.lanes();
         let Some(assignments) = self.plan.assign(n, self.counters.updates) else {
             return vec![crate::adapt::CURRENT_GROUP; n];
         };
@@ -241,29 +250,48 @@ impl Trainer {
         assignments.into_iter().map(|(_, g)| g).collect()
     }
 
-    /// Runs `num_steps` steps of every env with the learner acting; returns the rollout's
-    /// network statistics.
+    /// Runs `num_steps` steps of the batch with the learner acting for every ready lane;
+    /// returns the rollout's network statistics.
     fn collect_rollout(&mut self, groups: &[u8]) -> MiStats {
-        let n = self.config.envs;
+        let lanes = self.venv.lanes();
+        let d = self.venv.obs_len();
         let objectives = self.venv.objectives().to_vec();
-        let mut actions = vec![0.0f32; n];
+        let mut ready: Vec<usize> = Vec::with_capacity(lanes);
+        let mut ready_obs: Vec<f32> = Vec::new();
+        let mut ready_objectives: Vec<f32> = Vec::new();
+        let mut actions = vec![0.0f32; lanes];
         let mut net = MiStats::default();
         self.learner.start_rollout(groups);
         self.episodes.start_rollout();
         for _ in 0..self.config.ppo.num_steps {
             let tic = Instant::now();
-            self.learner
-                .act(self.venv.observations(), &objectives, &mut actions);
+            ready.clear();
+            ready.extend_from_slice(self.venv.ready_lanes());
+            let k = ready.len();
+            if k == lanes {
+                self.learner
+                    .act(&ready, self.venv.observations(), &objectives, &mut actions);
+            } else {
+                gather_rows(self.venv.observations(), d, &ready, &mut ready_obs);
+                gather_rows(&objectives, 3, &ready, &mut ready_objectives);
+                self.learner
+                    .act(&ready, &ready_obs, &ready_objectives, &mut actions[..k]);
+            }
             self.timing.inference_seconds += tic.elapsed().as_secs_f64();
             let tic = Instant::now();
             let step = self
                 .venv
-                .step(&actions)
-                .expect("actions sized to the batch");
-            step.infos.iter().for_each(|i| net.add(i));
+                .step(&actions[..k])
+                .expect("one action per ready lane");
+            let mut completed = 0u64;
+            for (info, _) in step.infos.iter().zip(step.completed).filter(|(_, &c)| c) {
+                net.add(info);
+                completed += 1;
+            }
             self.timing.sim_seconds += tic.elapsed().as_secs_f64();
             let tic = Instant::now();
             self.learner.record(&StepOutcome {
+                completed: step.completed,
                 rewards: step.rewards,
                 terminated: step.terminated,
                 truncated: step.truncated,
@@ -271,25 +299,32 @@ impl Trainer {
                 objectives: &objectives,
             });
             self.timing.inference_seconds += tic.elapsed().as_secs_f64();
-            self.counters.episodes +=
-                self.episodes
-                    .record(step.rewards, step.terminated, step.truncated);
-            self.counters.env_steps += n as u64;
+            self.counters.episodes += self.episodes.record_completed(
+                step.rewards,
+                step.terminated,
+                step.truncated,
+                Some(step.completed),
+            );
+            self.counters.env_steps += completed;
         }
         net
     }
 
-    /// Each env's mean per-step reward over the rollout, with its objective and group.
+    /// Each lane's mean per-step reward over the rollout, with its objective and group (lanes
+    /// that completed no MI are left out).
     fn rollout_rewards(&self, groups: &[u8]) -> Vec<EnvReward> {
-        let steps = self.config.ppo.num_steps;
         self.episodes
-            .rollout_means(steps)
-            .zip(self.venv.envs())
-            .zip(groups)
-            .map(|((reward, env), &group)| EnvReward {
-                objective: env.objective(),
-                group,
-                reward,
+            .rollout_means()
+            .enumerate()
+            .filter_map(|(lane, reward)| {
+                Some(EnvReward {
+                    objective: self.venv.objective(lane),
+                    group: groups
+                        .get(lane)
+                        .copied()
+                        .unwrap_or(crate::adapt::CURRENT_GROUP),
+                    reward: reward?,
+                })
             })
             .collect()
     }

@@ -254,3 +254,83 @@ fn controller_reproduces_the_gym_rate_trajectory() {
         }
     }
 }
+
+#[test]
+fn every_learned_sender_on_a_shared_link_runs_the_controllers_clock() {
+    // Three learned senders (two staggered) and a Cubic flow share a link. Each decides at the
+    // end of its own MIs; a deployed Controller per sender, fed that sender's MIs, must see the
+    // same observation and choose the same rate.
+    let mut trained = ScenarioConfig::default();
+    trained.monitor_interval.min_packets = 10.0;
+    trained.observation.history_len = 5;
+    let obs_dim = 5 * trained.observation.features.len();
+    let dir = temp_dir("shared-link-clocks");
+    let (_vs, _model, _norm, policy) =
+        random_export(Architecture::mocc(obs_dim), &trained, 31, &dir);
+    let policy = Arc::new(policy);
+    let mut cfg = export_scenario(&policy);
+    cfg.link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
+    let learned = |start: f64| mocc_gym::SenderConfig {
+        start_rate: StartRate::Pps(mocc_gym::Range::Fixed(150.0)),
+        start_time_s: mocc_gym::Range::Fixed(start),
+        ..mocc_gym::SenderConfig::default()
+    };
+    cfg.senders = vec![
+        learned(0.0),
+        mocc_gym::SenderConfig {
+            controller: mocc_gym::ControllerConfig::Cubic,
+            ..learned(0.1)
+        },
+        learned(0.3),
+        learned(0.8),
+    ];
+    cfg.episode_mis = 10_000;
+    let mut env = Env::new(Arc::new(Scenario::new(cfg, None).unwrap()), 2, 0);
+    assert_eq!(env.slot_count(), 3);
+    let objectives = [[0.6, 0.3, 0.1], [0.1, 0.8, 0.1], [0.34, 0.33, 0.33]];
+    let mut controllers: Vec<Option<Controller>> = vec![None, None, None];
+    let mut ws = policy.workspace();
+    let mut decisions = [0usize; 3];
+    for _ in 0..600 {
+        let mut actions = [Action::Delta(0.0); 3];
+        for k in 0..3 {
+            if env.slot_phase(k) != mocc_gym::SlotPhase::Ready {
+                continue;
+            }
+            let sender = env.slot_sender(k);
+            let c = controllers[k].get_or_insert_with(|| {
+                // First decision: the Controller runs the same warm-up.
+                let mut c = Controller::new(policy.clone(), objectives[k]).unwrap();
+                c.reset(150.0);
+                c.on_monitor_interval(&MonitorInterval::default());
+                c.on_monitor_interval(env.last_mi(sender));
+                c
+            });
+            assert_eq!(env.slot_observation(k), c.observation(), "slot {k}");
+            let w = objectives[k].map(|v| v as f32);
+            let a = policy.mean_action(env.slot_observation(k), &w, &mut ws);
+            actions[k] = Action::Delta(f64::from(a));
+            decisions[k] += 1;
+        }
+        env.step_slots(&actions);
+        for (k, controller) in controllers.iter_mut().enumerate() {
+            let Some(step) = env.slot_completion(k).copied() else {
+                continue;
+            };
+            let c = controller
+                .as_mut()
+                .expect("a completion follows a decision");
+            assert_eq!(step.info.rate_pps, c.rate_pps(), "slot {k}");
+            c.on_monitor_interval(env.last_mi(env.slot_sender(k)));
+        }
+    }
+    assert!(
+        decisions.iter().all(|&d| d > 100),
+        "every sender decides: {decisions:?}"
+    );
+    for s in env.network().senders() {
+        let t = s.totals();
+        assert_eq!(t.sent, t.acked + t.lost + s.in_flight() as u64);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

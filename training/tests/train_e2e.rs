@@ -17,10 +17,17 @@ fn temp_dir(name: &str) -> PathBuf {
     common::temp_dir("train", name)
 }
 
-fn tiny(overrides: &[&str]) -> LoadedConfig {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.yaml");
+/// `configs/NAME` with `--set` overrides.
+fn config(name: &str, overrides: &[&str]) -> LoadedConfig {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs")
+        .join(name);
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    LoadedConfig::load(&path, &o).expect("tiny config")
+    LoadedConfig::load(&path, &o).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn tiny(overrides: &[&str]) -> LoadedConfig {
+    config("tiny.yaml", overrides)
 }
 
 #[test]
@@ -181,9 +188,7 @@ fn tensorboard_reads_our_scalars() {
 }
 
 fn tiny_mocc(overrides: &[&str]) -> LoadedConfig {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny-mocc.yaml");
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    LoadedConfig::load(&path, &o).expect("tiny-mocc config")
+    config("tiny-mocc.yaml", overrides)
 }
 
 #[test]
@@ -292,4 +297,33 @@ fn checkpoints_hold_the_resolved_scenario() {
         other => panic!("scenario not inlined: {other:?}"),
     }
     assert!(state.config_path.is_absolute());
+}
+
+fn tiny_shared(overrides: &[&str]) -> LoadedConfig {
+    config("tiny-shared.yaml", overrides)
+}
+
+#[test]
+fn shared_link_training_is_thread_count_independent_and_resumes_exactly() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let full = |threads: &str, name: &str| {
+        let mut t = Trainer::new(&tiny_shared(&[threads]), &temp_dir(name)).unwrap();
+        let s = t.run(None, |_| {}).unwrap();
+        (weights(&t), s.env_steps, t.schedule().cloned())
+    };
+    let (one, steps, schedule) = full("threads=1", "shared-1");
+    let (two, steps_two, _) = full("threads=2", "shared-2");
+    assert_eq!(one, two, "thread count changed a multi-flow run");
+    assert_eq!(steps, steps_two);
+    assert!(steps >= 1000, "lanes completed {steps} MIs");
+
+    let split_dir = temp_dir("shared-split");
+    let mut first = Trainer::new(&tiny_shared(&["threads=2"]), &split_dir).unwrap();
+    first.run(Some(3), |_| {}).unwrap();
+    drop(first);
+    let mut second = Trainer::resume(&split_dir).unwrap();
+    let summary = second.run(None, |_| {}).unwrap();
+    assert_eq!(summary.env_steps, steps);
+    assert_eq!(weights(&second), one, "a resumed multi-flow run differs");
+    assert_eq!(second.schedule().cloned(), schedule);
 }

@@ -41,6 +41,7 @@ pub struct Bbr {
     /// (round, delivery rate) samples of the last `BTLBW_ROUNDS` rounds.
     bw_samples: VecDeque<(u64, f64)>,
     btl_bw_pps: f64,
+    #[serde(with = "crate::serde_float")]
     rt_prop_s: f64,
     rt_prop_stamp_s: f64,
     round: u64,

@@ -30,6 +30,7 @@ pub struct Copa {
     /// written before it existed is restored).
     #[serde(default)]
     min_filter: MinFilter,
+    #[serde(with = "crate::serde_float")]
     standing_rtt_s: f64,
 }
 

@@ -13,6 +13,7 @@ pub const BETA: f64 = 0.7;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cubic {
     cwnd: f64,
+    #[serde(with = "crate::serde_float")]
     ssthresh: f64,
     w_max: f64,
     k: f64,
@@ -20,6 +21,7 @@ pub struct Cubic {
     w_est: f64,
     srtt: Srtt,
     /// Losses of packets sent before this time belong to the last reduction's loss event.
+    #[serde(with = "crate::serde_float")]
     recovery_start_s: f64,
 }
 

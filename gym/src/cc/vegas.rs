@@ -17,10 +17,13 @@ pub const GAMMA: f64 = 1.0;
 pub struct Vegas {
     cwnd: f64,
     slow_start: bool,
+    #[serde(with = "crate::serde_float")]
     base_rtt_s: f64,
+    #[serde(with = "crate::serde_float")]
     round_min_rtt_s: f64,
     round_end_delivered: u64,
     srtt: Srtt,
+    #[serde(with = "crate::serde_float")]
     recovery_start_s: f64,
 }
 

@@ -1,0 +1,178 @@
+//! Several learned senders on one link: lanes that become ready at their own times, packet
+//! conservation, determinism for any thread count, departures, and random path changes.
+
+use mocc_gym::{Scenario, VecEnv};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::path::Path;
+use std::sync::Arc;
+
+const SHARED: &str = "
+link:
+  bandwidth_pps: {min: 300, max: 900}
+  delay_s: {min: 0.01, max: 0.05}
+  queue_pkts: {min: 10, max: 80}
+  loss: 0.001
+  changes: {every_s: {min: 1, max: 3}, bandwidth_factor: {min: 0.5, max: 1.5}, delay_factor: {min: 0.5, max: 2}, outage_probability: 0.5, outage_s: {min: 0.05, max: 0.2}}
+  jitter_s: {min: 0, max: 0.001}
+  ack_aggregation_s: 0.0005
+mi_jitter: 0.05
+senders:
+  - controller: agent
+  - controller: agent
+    start_time_s: {min: 0.2, max: 1.5}
+  - controller: agent
+    probability: 0.5
+    start_time_s: 0.5
+    stop_time_s: {min: 2, max: 4}
+  - controller: cubic
+    probability: 0.5
+episode_mis: 80
+reward: mocc
+reward_terms: {fair_share: 0.3, stability: 0.1}
+monitor_interval: {min_packets: 10}
+";
+
+fn scenario(yaml: &str) -> Arc<Scenario> {
+    Arc::new(
+        Scenario::from_yaml_str(yaml, Path::new("shared.yaml")).unwrap_or_else(|e| panic!("{e}")),
+    )
+}
+
+/// Steps `envs` envs for `steps` steps with random deltas for the ready lanes; returns every
+/// completed lane's (step, lane, reward) and checks the lane protocol on the way.
+fn drive(threads: usize, envs: usize, steps: usize) -> Vec<(usize, usize, f32)> {
+    let mut v = VecEnv::new(scenario(SHARED), envs, 9, threads).unwrap();
+    assert_eq!(v.slots_per_env(), 3);
+    let lanes = v.lanes();
+    let mut open = vec![false; lanes];
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let mut out = Vec::new();
+    let mut partial_steps = 0;
+    for t in 0..steps {
+        let ready = v.ready_lanes().to_vec();
+        assert!(!ready.is_empty(), "step {t}: no lane ready");
+        if ready.len() < lanes {
+            partial_steps += 1;
+        }
+        for &l in &ready {
+            assert!(!open[l], "lane {l} is ready with a decision still open");
+            open[l] = true;
+        }
+        let actions: Vec<f32> = ready.iter().map(|_| rng.random_range(-2.0..2.0)).collect();
+        let step = v.step(&actions).unwrap();
+        for (l, lane_open) in open.iter_mut().enumerate() {
+            if step.completed[l] {
+                assert!(
+                    *lane_open,
+                    "step {t}: lane {l} completed an MI it did not start"
+                );
+                *lane_open = false;
+                assert!(step.rewards[l].is_finite());
+                out.push((t, l, step.rewards[l]));
+            }
+        }
+        for env in v.envs() {
+            for s in env.network().senders() {
+                let n = s.totals();
+                assert_eq!(n.sent, n.acked + n.lost + s.in_flight() as u64);
+            }
+        }
+    }
+    assert!(partial_steps > steps / 2, "lanes move at their own times");
+    out
+}
+
+#[test]
+fn lanes_act_at_their_own_times_and_conserve_packets() {
+    let completions = drive(2, 3, 1500);
+    let mut per_lane = [0usize; 9];
+    for &(_, l, _) in &completions {
+        per_lane[l] += 1;
+    }
+    assert!(per_lane.iter().all(|&n| n > 50), "{per_lane:?}");
+    // Lanes of one env complete different numbers of MIs: they are not in lockstep.
+    assert_ne!(per_lane[0], per_lane[1]);
+}
+
+#[test]
+fn a_multi_flow_batch_is_the_same_for_any_thread_count() {
+    assert_eq!(drive(1, 3, 600), drive(2, 3, 600));
+}
+
+#[test]
+fn a_departing_flow_ends_its_trajectory_and_stops_sending() {
+    let yaml = SHARED.replace(
+        "probability: 0.5\n    start_time_s: 0.5",
+        "start_time_s: 0.5",
+    );
+    let mut v = VecEnv::new(scenario(&yaml), 1, 3, 1).unwrap();
+    let mut ended_at = None;
+    for _ in 0..3000 {
+        let n = v.ready_lanes().len();
+        let step = v.step(&vec![0.0; n]).unwrap();
+        if step.completed[2] && step.truncated[2] {
+            ended_at = Some(step.infos[2].time_s);
+            break;
+        }
+    }
+    let t = ended_at.expect("the third flow leaves between 2 and 4 s");
+    assert!((2.0..4.5).contains(&t), "left at {t}");
+    let env = &v.envs()[0];
+    let sent = env.network().senders()[2].totals().sent;
+    // Another few steps: the departed sender sends nothing more.
+    for _ in 0..50 {
+        let n = v.ready_lanes().len();
+        v.step(&vec![0.0; n]).unwrap();
+        if v.envs()[0].network().now_s() < t {
+            break; // the episode ended and restarted
+        }
+        assert_eq!(v.envs()[0].network().senders()[2].totals().sent, sent);
+        assert!(!v.ready_lanes().contains(&2));
+    }
+}
+
+#[test]
+fn path_changes_are_drawn_within_their_ranges() {
+    let s = scenario(SHARED);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let params = s.sample_link(&mut rng);
+    let link = s.draw_link(params, &mut rng);
+    let mut changes = 0;
+    let mut t = 0.0;
+    let mut last = link.params_at(0.0);
+    assert_eq!(last.bandwidth_pps, params.bandwidth_pps);
+    let mut down = 0.0;
+    let mut served = 0.0;
+    while t < 120.0 {
+        t += 0.001;
+        let p = link.params_at(t - 0.0005);
+        if !link.is_down(t - 0.0005) {
+            served += p.bandwidth_pps * 0.001;
+        }
+        if p != last {
+            changes += 1;
+            let bw = p.bandwidth_pps / params.bandwidth_pps;
+            let d = p.delay_s / params.delay_s;
+            assert!(
+                (0.5..=1.5).contains(&bw) && (0.5..=2.0).contains(&d),
+                "{p:?}"
+            );
+            last = p;
+        }
+        if link.is_down(t) {
+            down += 0.001;
+        }
+    }
+    // A change every 1-3 s: 40-120 changes in 120 s; about half with a 50-200 ms outage.
+    assert!((40..=120).contains(&changes), "{changes} changes");
+    assert!(down > 0.5 && down < 12.0, "{down} s down");
+    // The capacity is the time-integrated bandwidth with outages counted as zero (a
+    // midpoint sum on a 1 ms grid).
+    let capacity = link.capacity_pps(0.0, 120.0);
+    assert!(
+        (capacity * 120.0 / served - 1.0).abs() < 2e-3,
+        "{capacity} vs {}",
+        served / 120.0
+    );
+}
