@@ -939,3 +939,117 @@ fn a_multi_flow_run_trains_resumes_and_exports_through_the_cli() {
     let _ = std::fs::remove_dir_all(run);
     let _ = std::fs::remove_dir_all(export);
 }
+
+#[test]
+fn init_starts_a_new_run_from_trained_weights() {
+    let first = temp_path("init-first");
+    train_into("configs/tiny-mocc.yaml", &first, &[]);
+    let second = temp_path("init-second");
+    let j = train_into(
+        "configs/tiny-shared.yaml",
+        &second,
+        &["--init", first.to_str().unwrap()],
+    );
+    assert!(j["env_steps"].as_u64().unwrap() > 0, "{j}");
+    // A checkpoint of another architecture is refused with its path named.
+    let aurora = temp_path("init-aurora");
+    train_into("configs/tiny.yaml", &aurora, &[]);
+    let third = temp_path("init-third");
+    let bad = mocc(&[
+        "train",
+        "configs/tiny-shared.yaml",
+        "--out",
+        third.to_str().unwrap(),
+        "--init",
+        aurora.to_str().unwrap(),
+    ]);
+    assert_fails_naming(&bad, "init-aurora");
+    for d in [first, second, aurora, third] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
+    let out = temp_path("shared-eval");
+    let _ = std::fs::remove_dir_all(&out);
+    let suite = temp_path("shared-suite.yaml");
+    let leo = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/scenarios/leo.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "seeds: [0, 1]\nscenarios:\n  - {{scenario: {}, duration_s: 20}}\n",
+            leo.display()
+        ) + "\
+         fairness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}\n  \
+         networks: [{bw_pps: 600, delay_s: 0.01, queue_pkts: 30}]\n  flows: [2, 3]\n  \
+         stagger_s: 2\n  duration_s: 10\n  extra_rtt_s: [0, 0.05]\n\
+         friendliness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}\n  \
+         buffers_bdp: [1, 4]\n  duration_s: 10\n",
+    )
+    .unwrap();
+    let j = stdout_json(&mocc(&[
+        "eval",
+        "--policy",
+        "cubic",
+        "--policy",
+        "copa",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let _ = std::fs::remove_file(&suite);
+    // 2 policies x 1 scenario x 1 objective x 2 seeds.
+    assert_eq!(j["runs"], 4, "{j}");
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    for line in results.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells[1], "leo", "{line}");
+        let utilization: f64 = cells[6].parse().unwrap();
+        assert!((0.1..=1.05).contains(&utilization), "{line}");
+    }
+    let fairness = std::fs::read_to_string(out.join("fairness.csv")).unwrap();
+    assert!(fairness.starts_with(
+        "policy,flows,second,jain_index,utilization,network,rate_1_pps,rate_2_pps,rate_3_pps\n"
+    ));
+    for line in fairness.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let flows: usize = cells[1].parse().unwrap();
+        let rates: Vec<f64> = cells[6..6 + flows]
+            .iter()
+            .map(|c| c.parse().unwrap())
+            .collect();
+        let utilization: f64 = cells[4].parse().unwrap();
+        let bw = if cells[5].starts_with("bw300") {
+            300.0
+        } else {
+            600.0
+        };
+        // The utilization column is the flows' total delivery over the capacity.
+        assert!(
+            (rates.iter().sum::<f64>() / bw - utilization).abs() < 1e-9,
+            "{line}"
+        );
+        assert!(cells[6 + flows..].iter().all(|c| c.is_empty()), "{line}");
+    }
+    let summary = std::fs::read_to_string(out.join("fairness-summary.csv")).unwrap();
+    // 2 policies x 2 networks x 2 flow counts.
+    assert_eq!(summary.lines().count(), 1 + 8, "{summary}");
+    let friendly = std::fs::read_to_string(out.join("friendliness.csv")).unwrap();
+    let queues: Vec<&str> = friendly
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap())
+        .collect();
+    // 300 pkt/s x 40 ms = 12 packets: 1 and 4 BDP.
+    assert_eq!(queues, ["12", "12", "48", "48"], "{friendly}");
+    for png in [
+        "fairness.png",
+        "friendliness-1bdp.png",
+        "friendliness-4bdp.png",
+    ] {
+        assert!(out.join(png).is_file(), "{png}");
+    }
+    let _ = std::fs::remove_dir_all(out);
+}

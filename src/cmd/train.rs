@@ -23,6 +23,11 @@ pub struct TrainArgs {
     /// Continue from a checkpoint folder, or a run folder's newest checkpoint.
     #[arg(long)]
     resume: Option<PathBuf>,
+    /// Start this new run from a trained checkpoint's (or run folder's newest) weights and
+    /// observation statistics, e.g. to fine-tune a model on another scenario; the optimizer,
+    /// counters and schedule start afresh. The architectures must match.
+    #[arg(long, value_name = "CHECKPOINT", conflicts_with = "resume")]
+    init: Option<PathBuf>,
 }
 
 /// Runs `mocc train`; the last stdout line is a JSON summary.
@@ -42,7 +47,13 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
                 .out
                 .clone()
                 .unwrap_or_else(|| default_run_dir(path, loaded.config.seed));
-            Trainer::new(&loaded, &run_dir)?
+            let mut trainer = Trainer::new(&loaded, &run_dir)?;
+            if let Some(init) = &args.init {
+                trainer
+                    .load_pretrained(init)
+                    .with_context(|| format!("cannot start from {}", init.display()))?;
+            }
+            trainer
         }
         (None, None) => anyhow::bail!("a CONFIG file (or --resume CHECKPOINT) is required"),
     };

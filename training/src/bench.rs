@@ -41,19 +41,24 @@ pub struct EnvBenchReport {
     pub threads: usize,
 }
 
-/// Steps a fresh VecEnv and reports rates (construction and initial reset are not timed).
+/// Steps a fresh VecEnv and reports rates (construction and initial reset are not timed). An
+/// env step is a completed MI of a learned sender (one per env and step with one learned
+/// sender; with several, every ready lane acts and each completion counts).
 pub fn bench_env(spec: &EnvBenchSpec) -> Result<EnvBenchReport, VecEnvError> {
     let mut venv = VecEnv::new(spec.scenario.clone(), spec.envs, spec.seed, spec.threads)?;
-    let actions = vec![spec.action; spec.envs];
+    let mut actions = vec![spec.action; venv.lanes()];
     let iterations = spec.steps.div_ceil(spec.envs as u64).max(1);
     let before = venv.counters();
+    let mut env_steps = 0u64;
     let start = Instant::now();
     for _ in 0..iterations {
-        venv.step(&actions)?;
+        let ready = venv.ready_lanes().len();
+        actions.resize(ready, spec.action);
+        let step = venv.step(&actions)?;
+        env_steps += step.completed.iter().filter(|&&c| c).count() as u64;
     }
     let wall = start.elapsed().as_secs_f64().max(1e-12);
     let after = venv.counters();
-    let env_steps = iterations * spec.envs as u64;
     Ok(EnvBenchReport {
         env_steps_per_sec: env_steps as f64 / wall,
         events_per_sec: (after.events - before.events) as f64 / wall,

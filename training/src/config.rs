@@ -309,6 +309,12 @@ impl LoadedConfig {
         } else {
             let mut tree: serde_json::Value =
                 serde_saphyr::from_str(text).map_err(|e| parse_err(&e))?;
+            if overrides
+                .iter()
+                .any(|o| o.trim_start().starts_with("scenario."))
+            {
+                inline_scenario_file(&mut tree, path)?;
+            }
             for o in overrides {
                 apply_override(&mut tree, o)?;
             }
@@ -460,6 +466,50 @@ impl LoadedConfig {
     }
 }
 
+/// Replaces a `scenario:` file path in a config tree by the file's contents (its relative
+/// trace path re-anchored at the config's folder), so `--set scenario.X=V` can reach into it.
+fn inline_scenario_file(
+    tree: &mut serde_json::Value,
+    config_path: &Path,
+) -> Result<(), ConfigError> {
+    let Some(rel) = tree
+        .get("scenario")
+        .and_then(|v| v.as_str())
+        .map(PathBuf::from)
+    else {
+        return Ok(());
+    };
+    let base = config_path.parent().unwrap_or(Path::new("."));
+    let file = if rel.is_relative() {
+        base.join(&rel)
+    } else {
+        rel
+    };
+    let text = std::fs::read_to_string(&file).map_err(|source| ConfigError::Io {
+        path: file.clone(),
+        source,
+    })?;
+    let mut scenario: serde_json::Value =
+        serde_saphyr::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: file.clone(),
+            message: e.to_string(),
+        })?;
+    let scenario_dir = file.parent().unwrap_or(Path::new("."));
+    if let Some(trace) = scenario.pointer_mut("/link/trace") {
+        if let Some(t) = trace
+            .as_str()
+            .map(PathBuf::from)
+            .filter(|t| t.is_relative())
+        {
+            let joined = scenario_dir.join(t);
+            let absolute = std::fs::canonicalize(&joined).unwrap_or(joined);
+            *trace = serde_json::Value::String(absolute.to_string_lossy().into_owned());
+        }
+    }
+    tree["scenario"] = scenario;
+    Ok(())
+}
+
 /// Applies `a.b.c=value` (value parsed as YAML) to a JSON tree.
 pub fn apply_override(tree: &mut serde_json::Value, spec: &str) -> Result<(), ConfigError> {
     let (key, raw) = spec
@@ -497,6 +547,28 @@ mod tests {
     use super::*;
 
     const MIN: &str = "scenario: ../configs/aurora-env.yaml\nbudget: {env_steps: 100}\n";
+
+    #[test]
+    fn overrides_reach_into_a_scenario_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+        let c = LoadedConfig::load(
+            &dir.join("mocc-shared.yaml"),
+            &["scenario.reward_terms.fair_share=0.3".into()],
+        )
+        .unwrap();
+        let s = c.scenario().unwrap();
+        assert_eq!(s.config().reward_terms.fair_share, 0.3);
+        // The rest of the file is kept.
+        assert_eq!(s.config().senders.len(), 7);
+        // A scenario with a relative trace still finds it.
+        let t = LoadedConfig::from_yaml(
+            "scenario: scenarios/trace.yaml\nbudget: {env_steps: 10}\n",
+            &dir.join("inline.yaml"),
+            &["scenario.episode_mis=20".into()],
+        )
+        .unwrap();
+        assert_eq!(t.scenario().unwrap().config().episode_mis, 20);
+    }
 
     #[test]
     fn overrides_apply_and_validate() {

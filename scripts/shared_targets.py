@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Every target of the competing-flows issue for one policy, as one JSON line.
+
+    python3 scripts/shared_targets.py POLICY OUT_DIR [--mocc BIN]
+
+POLICY is anything `mocc eval --policy` takes (a run folder, checkpoint, export or baseline).
+Runs `mocc eval` on configs/eval/shared.yaml, shared-objectives.yaml, shared-rtt.yaml,
+mocc-grid.yaml and mocc-preference.yaml into OUT_DIR/<suite>, then reports:
+
+- fairness: median Jain's index per second and utilization for 2, 3 and 4 staggered flows on
+  each shared.yaml network (targets: >= 0.95 and >= 0.9);
+- objectives: rate ratio of a throughput-heavy and a latency-heavy flow (target 0.5-2);
+- rtt: rate ratio of the 20 ms flow over the 80 ms flow, as min/max (target >= 0.5);
+- friendliness: policy / Cubic rate ratio on 1 and 4 BDP buffers (target 0.5-2);
+- leo: utilization and RTT ratio over 120 s, mean of 3 seeds (targets >= 0.8, <= 1.5);
+- grid: median `mocc_reward` on mocc-grid (target >= 0.978);
+- preference: Spearman rank correlation of w_thr with utilization (target >= 0.8).
+
+Standard library only; run from the repository root.
+"""
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from preference_spearman import spearman  # noqa: E402
+
+SUITES = ["shared", "shared-objectives", "shared-rtt", "mocc-grid", "mocc-preference"]
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def evaluate(mocc, policy, out):
+    for suite in SUITES:
+        subprocess.run(
+            [mocc, "eval", "--policy", policy, "--suite", f"configs/eval/{suite}.yaml",
+             "--out", os.path.join(out, suite)],
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+
+def fairness(out):
+    result = {}
+    for r in rows(os.path.join(out, "shared", "fairness-summary.csv")):
+        key = f"{r['network']}/{r['flows']}"
+        result[key] = [round(float(r["median_jain_index"]), 3), round(float(r["utilization"]), 3)]
+    return result
+
+
+def pair_ratio(out, suite):
+    r = rows(os.path.join(out, suite, "fairness-summary.csv"))[0]
+    ratio = float(r["max_min_rate_ratio"])
+    return round(1.0 / ratio, 3) if ratio > 0 else 0.0
+
+
+def friendliness(out):
+    return {f"{float(r['queue_pkts']):g}pkts": round(float(r["ratio"]), 3)
+            for r in rows(os.path.join(out, "shared", "friendliness.csv"))}
+
+
+def leo(out):
+    runs = [r for r in rows(os.path.join(out, "shared", "results.csv")) if r["network"] == "leo"]
+    return [round(statistics.mean(float(r[c]) for r in runs), 3)
+            for c in ("utilization", "rtt_ratio")]
+
+
+def grid(out):
+    return round(statistics.median(float(r["mocc_reward"])
+                                   for r in rows(os.path.join(out, "mocc-grid", "results.csv"))), 4)
+
+
+def preference(out):
+    by_w = {}
+    for r in rows(os.path.join(out, "mocc-preference", "results.csv")):
+        by_w.setdefault(float(r["w_thr"]), []).append(float(r["utilization"]))
+    ws = sorted(by_w)
+    return round(spearman(ws, [statistics.mean(by_w[w]) for w in ws]), 3)
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__.strip())
+    policy, out = argv[0], argv[1]
+    mocc = argv[argv.index("--mocc") + 1] if "--mocc" in argv else "target/release/mocc"
+    evaluate(mocc, policy, out)
+    print(json.dumps({
+        "policy": policy,
+        "fairness": fairness(out),
+        "objectives_min_max_ratio": pair_ratio(out, "shared-objectives"),
+        "rtt_min_max_ratio": pair_ratio(out, "shared-rtt"),
+        "friendliness": friendliness(out),
+        "leo_utilization_rtt_ratio": leo(out),
+        "grid_median": grid(out),
+        "preference_spearman": preference(out),
+    }))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
