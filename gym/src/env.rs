@@ -124,6 +124,8 @@ pub struct Env {
     mi_jitter: f64,
     /// Each sender's start in the episode being drawn (`None`: absent); reset's scratch.
     starts: Vec<Option<f64>>,
+    /// The slots' actions of a step; `step_driving`'s scratch.
+    action_scratch: Vec<Action>,
 }
 
 impl Env {
@@ -166,6 +168,7 @@ impl Env {
             episode: LinkParams::default(),
             mi_jitter: 0.0,
             starts: vec![None; n],
+            action_scratch: Vec::new(),
         };
         env.reset(None);
         env
@@ -271,6 +274,7 @@ impl Env {
             episode: snap.episode,
             mi_jitter: snap.mi_jitter,
             starts: vec![None; senders],
+            action_scratch: Vec::new(),
         })
     }
 
@@ -619,34 +623,41 @@ impl Env {
     /// returns what it gave. Other learned senders keep their rates. Stepping on after the
     /// episode's MI limit continues the episode (every step then reports `truncated`).
     pub fn step(&mut self, action: Action) -> Step {
+        self.step_driving(|_, k| if k == 0 { action } else { Action::Delta(0.0) })
+    }
+
+    /// Simulates until the first learned sender's MI closes and returns what it gave; every
+    /// learned sender that decides on the way gets `decide(env, slot)`. With one learned
+    /// sender, stepping on after the episode's MI limit continues the episode (every step then
+    /// reports `truncated`); with several, a first sender that has left (MI limit or stop time)
+    /// gives an empty, truncated step. Scenarios for one long connection set a large
+    /// `episode_mis` (`Scenario::with_episode_mis`).
+    pub fn step_driving(&mut self, mut decide: impl FnMut(&Env, usize) -> Action) -> Step {
         if self.slots[0].phase == SlotPhase::Done && self.episode_over() {
             self.slots[0].phase = SlotPhase::Ready;
         }
-        let mut actions = [Action::Delta(0.0); 1];
-        let mut many = Vec::new();
-        let acts: &mut [Action] = if self.slots.len() == 1 {
-            actions[0] = action;
-            &mut actions
-        } else {
-            many.resize(self.slots.len(), Action::Delta(0.0));
-            many[0] = action;
-            &mut many
-        };
-        loop {
-            self.step_slots(acts);
+        let mut actions = std::mem::take(&mut self.action_scratch);
+        let step = loop {
+            actions.clear();
+            for k in 0..self.slots.len() {
+                let ready = self.slots[k].phase == SlotPhase::Ready;
+                actions.push(if ready { decide(self, k) } else { Action::Delta(0.0) });
+            }
+            self.step_slots(&actions);
             if let Some(step) = self.completions[0] {
-                return step;
+                break step;
             }
             if !self.slots[0].is_live() {
-                return Step {
+                break Step {
                     reward: 0.0,
                     terminated: false,
                     truncated: true,
                     info: StepInfo::default(),
                 };
             }
-            acts[0] = Action::Delta(0.0);
-        }
+        };
+        self.action_scratch = actions;
+        step
     }
 
     /// The reward kind in force.

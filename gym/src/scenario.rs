@@ -87,6 +87,13 @@ impl Scenario {
         Ok(s)
     }
 
+    /// The same scenario with episodes of `mis` MIs (`u32::MAX`: one long connection).
+    pub fn with_episode_mis(&self, mis: u32) -> Self {
+        let mut s = self.clone();
+        s.config.episode_mis = mis.max(1);
+        s
+    }
+
     /// The parts of a link shared with the scenario (outages, trace), for re-attaching.
     pub(crate) fn shared_link_parts(
         &self,

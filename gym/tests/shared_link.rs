@@ -176,3 +176,28 @@ fn path_changes_are_drawn_within_their_ranges() {
         served / 120.0
     );
 }
+
+#[test]
+fn step_driving_decides_for_every_learned_sender() {
+    let yaml = "
+link: {bandwidth_pps: 500, delay_s: 0.02, queue_pkts: 50, loss: 0}
+senders:
+  - {controller: agent, start_rate: {pps: 100}}
+  - {controller: agent, start_rate: {pps: 100}, start_time_s: 0.3}
+monitor_interval: {min_packets: 10}
+";
+    let mut env = mocc_gym::Env::new(scenario(yaml), 0, 0);
+    let mut calls = [0usize; 2];
+    for _ in 0..60 {
+        let step = env.step_driving(|_, k| {
+            calls[k] += 1;
+            mocc_gym::Action::Delta(if k == 1 { 1.0 } else { 0.0 })
+        });
+        assert!(step.info.time_s > 0.0);
+    }
+    assert_eq!(calls[0], 60, "one decision of the first sender per step");
+    assert!(calls[1] > 10, "{calls:?}");
+    let rates: Vec<f64> = env.network().senders().iter().map(|s| s.rate_pps()).collect();
+    assert_eq!(rates[0], 100.0);
+    assert!(rates[1] > 100.0 * 1.025f64.powi(9), "{rates:?}");
+}

@@ -80,8 +80,12 @@ pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport),
         Action::Rate(r) => Arc::new(spec.scenario.with_agent_start_rate(r)?),
         Action::Delta(_) => spec.scenario.clone(),
     };
-    Ok(run(scenario, Horizon::Mis(spec.steps), spec.seed, |_| {
-        spec.action
+    Ok(run(scenario, Horizon::Mis(spec.steps), spec.seed, |_, k| {
+        if k == 0 {
+            spec.action
+        } else {
+            Action::Delta(0.0)
+        }
     }))
 }
 
@@ -149,27 +153,29 @@ pub fn simulate_policy_for(
     }
     let scenario = Arc::new(Scenario::new(cfg, None)?);
     let w = objective.map(|v| v as f32);
-    Ok(run(scenario, horizon, seed, |env| {
-        Action::Delta(f64::from(policy.act(env.observation(), &w)[0]))
+    Ok(run(scenario, horizon, seed, |env, k| {
+        Action::Delta(f64::from(policy.act(env.slot_observation(k), &w)[0]))
     }))
 }
 
-/// Steps one env until `horizon`, choosing each action from the env's state.
+/// Steps one env until `horizon` of the first learned sender's MIs, choosing the action of
+/// every learned sender that decides (the scenario may hold several) from the env's state.
 fn run(
     scenario: Arc<Scenario>,
     horizon: Horizon,
     seed: u64,
-    mut decide: impl FnMut(&Env) -> Action,
+    mut decide: impl FnMut(&Env, usize) -> Action,
 ) -> (Vec<MiRow>, SimulationReport) {
     let k = scenario.config().observation.features.len();
+    // One long connection: no learned sender leaves at the episode's MI limit.
+    let scenario = Arc::new(scenario.with_episode_mis(u32::MAX));
     let mut env = Env::new(scenario, seed, 0);
     let mut rows = Vec::with_capacity(match horizon {
         Horizon::Mis(n) => n,
         Horizon::Seconds(_) => 1024,
     });
     while !horizon.reached(&rows) {
-        let action = decide(&env);
-        let step = env.step(action);
+        let step = env.step_driving(&mut decide);
         let obs = env.observation();
         rows.push(MiRow {
             mi: rows.len() + 1,
@@ -184,7 +190,7 @@ fn run(
             loss: step.info.loss,
             reward: step.reward,
             features: obs[obs.len() - k..].to_vec(),
-            raw: *env.last_mi(0),
+            raw: *env.last_mi(env.slot_sender(0)),
         });
     }
     let report = summarize(&rows);
