@@ -1053,3 +1053,30 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
     }
     let _ = std::fs::remove_dir_all(out);
 }
+
+#[test]
+fn eval_fails_when_results_cannot_be_written() {
+    // A results.csv that swallows nothing: writing it fails, and eval must say so.
+    let out = temp_path("eval-full");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    std::os::unix::fs::symlink("/dev/full", out.join("results.csv")).unwrap();
+    let suite = temp_path("eval-full-suite.yaml");
+    std::fs::write(
+        &suite,
+        "networks:\n  - {bw_pps: 200, delay_s: 0.05, queue_pkts: 20}\nsteps: 20\n",
+    )
+    .unwrap();
+    let res = mocc(&[
+        "eval",
+        "--policy",
+        "cubic",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_fails_naming(&res, "results.csv");
+    let _ = std::fs::remove_dir_all(out);
+    let _ = std::fs::remove_file(suite);
+}

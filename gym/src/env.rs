@@ -641,7 +641,11 @@ impl Env {
             actions.clear();
             for k in 0..self.slots.len() {
                 let ready = self.slots[k].phase == SlotPhase::Ready;
-                actions.push(if ready { decide(self, k) } else { Action::Delta(0.0) });
+                actions.push(if ready {
+                    decide(self, k)
+                } else {
+                    Action::Delta(0.0)
+                });
             }
             self.step_slots(&actions);
             if let Some(step) = self.completions[0] {

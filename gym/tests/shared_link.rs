@@ -197,7 +197,12 @@ monitor_interval: {min_packets: 10}
     }
     assert_eq!(calls[0], 60, "one decision of the first sender per step");
     assert!(calls[1] > 10, "{calls:?}");
-    let rates: Vec<f64> = env.network().senders().iter().map(|s| s.rate_pps()).collect();
+    let rates: Vec<f64> = env
+        .network()
+        .senders()
+        .iter()
+        .map(|s| s.rate_pps())
+        .collect();
     assert_eq!(rates[0], 100.0);
     assert!(rates[1] > 100.0 * 1.025f64.powi(9), "{rates:?}");
 }

@@ -45,7 +45,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let csv = args.out.join("results.csv");
     let file =
         std::fs::File::create(&csv).with_context(|| format!("cannot create {}", csv.display()))?;
-    write_csv(std::io::BufWriter::new(file), &rows)
+    let mut out = std::io::BufWriter::new(file);
+    write_csv(&mut out, &rows)
+        .and_then(|()| std::io::Write::flush(&mut out))
         .with_context(|| format!("cannot write {}", csv.display()))?;
     eprintln!("results: {}", csv.display());
     if !rows.is_empty() {

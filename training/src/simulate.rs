@@ -80,13 +80,18 @@ pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport),
         Action::Rate(r) => Arc::new(spec.scenario.with_agent_start_rate(r)?),
         Action::Delta(_) => spec.scenario.clone(),
     };
-    Ok(run(scenario, Horizon::Mis(spec.steps), spec.seed, |_, k| {
-        if k == 0 {
-            spec.action
-        } else {
-            Action::Delta(0.0)
-        }
-    }))
+    Ok(run(
+        scenario,
+        Horizon::Mis(spec.steps),
+        spec.seed,
+        |_, k| {
+            if k == 0 {
+                spec.action
+            } else {
+                Action::Delta(0.0)
+            }
+        },
+    ))
 }
 
 /// How long a run lasts.
