@@ -80,7 +80,9 @@ def preference(out):
     for r in rows(os.path.join(out, "mocc-preference", "results.csv")):
         by_w.setdefault(float(r["w_thr"]), []).append(float(r["utilization"]))
     ws = sorted(by_w)
-    return round(spearman(ws, [statistics.mean(by_w[w]) for w in ws]), 3)
+    rho = spearman(ws, [statistics.mean(by_w[w]) for w in ws])
+    # A policy that ignores the objective gives no ranking at all (null, not NaN).
+    return None if rho != rho else round(rho, 3)
 
 
 def main(argv):

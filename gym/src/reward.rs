@@ -74,6 +74,9 @@ pub fn mocc_reward(o: &MiOutcome, w: &[f64; 3]) -> f64 {
 /// - `fair_share`: `-fair_share * min(1, |delivered - C/N| / (C/N))`, where `C` is the
 ///   bottleneck capacity over the MI and `N` the number of flows on the link (learned and
 ///   classic); 0 exactly at the fair share (Sage rewards throughput near `C/N`).
+/// - `starvation`: `-starvation * max(0, 1 - delivered / (C/N))`: the one-sided form, a
+///   penalty only below the fair share, so a flow may take more when the others leave it
+///   unused.
 /// - `stability`: `-stability * min(1, |ln(rate / previous rate)|)`: a penalty on rate
 ///   oscillation (Astraea's stability objective).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -82,6 +85,9 @@ pub struct RewardTerms {
     /// Weight of the fair-share term (>= 0).
     #[serde(default)]
     pub fair_share: f64,
+    /// Weight of the starvation term (>= 0).
+    #[serde(default)]
+    pub starvation: f64,
     /// Weight of the stability term (>= 0).
     #[serde(default)]
     pub stability: f64,
@@ -103,7 +109,7 @@ pub struct SharingOutcome {
 impl RewardTerms {
     /// Whether every term is off.
     pub fn is_off(&self) -> bool {
-        self.fair_share == 0.0 && self.stability == 0.0
+        self.fair_share == 0.0 && self.starvation == 0.0 && self.stability == 0.0
     }
 
     /// Checks the weights.
@@ -129,6 +135,10 @@ impl RewardTerms {
             let off = ((o.delivered_pps - o.fair_share_pps) / o.fair_share_pps).abs();
             total -= self.fair_share * off.min(1.0);
         }
+        if self.starvation > 0.0 && o.fair_share_pps > 0.0 {
+            let short = 1.0 - o.delivered_pps / o.fair_share_pps;
+            total -= self.starvation * short.clamp(0.0, 1.0);
+        }
         if self.stability > 0.0 && o.rate_pps > 0.0 && o.previous_rate_pps > 0.0 {
             let change = (o.rate_pps / o.previous_rate_pps).ln().abs();
             total -= self.stability * change.min(1.0);
@@ -146,6 +156,7 @@ mod tests {
         let terms = RewardTerms {
             fair_share: 0.5,
             stability: 0.2,
+            ..RewardTerms::default()
         };
         // 2 flows on 400 pkt/s: fair share 200; delivered 150 is 25% off: -0.5 * 0.25.
         // Rate 110 after 100: |ln 1.1| = 0.09531: -0.2 * 0.09531.
@@ -174,10 +185,22 @@ mod tests {
         assert_eq!(RewardTerms::default().value(&o), 0.0);
         assert!(RewardTerms {
             fair_share: -1.0,
-            stability: 0.0
+            ..RewardTerms::default()
         }
         .validate()
         .is_err());
+        // Starvation: 150 of a 200 fair share is 25% short; above the share, nothing.
+        let starving = RewardTerms {
+            starvation: 0.4,
+            ..RewardTerms::default()
+        };
+        assert!((starving.value(&o) + 0.1).abs() < 1e-12);
+        assert_eq!(starving.value(&wild), 0.0);
+        let silent = SharingOutcome {
+            delivered_pps: 0.0,
+            ..o
+        };
+        assert!((starving.value(&silent) + 0.4).abs() < 1e-12);
     }
 
     #[test]
