@@ -33,6 +33,21 @@ fn temp_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("mocc-cli-{}-{name}", std::process::id()))
 }
 
+/// `mocc eval` of `policies` on `suite`, writing into `out`.
+fn eval(policies: &[&str], suite: &Path, out: &Path) -> Output {
+    let mut args = vec!["eval"];
+    for p in policies {
+        args.extend(["--policy", p]);
+    }
+    args.extend([
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    mocc(&args)
+}
+
 /// Trains `config` (with `--set` pairs from `extra`) into a fresh `run` folder; returns the JSON
 /// summary.
 fn train_into(config: &str, run: &Path, extra: &[&str]) -> serde_json::Value {
@@ -988,17 +1003,7 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
          buffers_bdp: [1, 4]\n  duration_s: 10\n",
     )
     .unwrap();
-    let j = stdout_json(&mocc(&[
-        "eval",
-        "--policy",
-        "cubic",
-        "--policy",
-        "copa",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let j = stdout_json(&eval(&["cubic", "copa"], &suite, &out));
     let _ = std::fs::remove_file(&suite);
     // 2 policies x 1 scenario x 1 objective x 2 seeds.
     assert_eq!(j["runs"], 4, "{j}");
@@ -1067,16 +1072,7 @@ fn eval_fails_when_results_cannot_be_written() {
         "networks:\n  - {bw_pps: 200, delay_s: 0.05, queue_pkts: 20}\nsteps: 20\n",
     )
     .unwrap();
-    let res = mocc(&[
-        "eval",
-        "--policy",
-        "cubic",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_fails_naming(&res, "results.csv");
+    assert_fails_naming(&eval(&["cubic"], &suite, &out), "results.csv");
     let _ = std::fs::remove_dir_all(out);
     let _ = std::fs::remove_file(suite);
 }

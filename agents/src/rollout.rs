@@ -118,74 +118,36 @@ impl RolloutBuffer {
     /// `next_values[lane]` after its last complete row, and the batch the update trains on.
     /// Incomplete rows (decisions whose MI had not closed) are left out.
     pub fn finish(&self, next_values: &[f32], gamma: f64, lambda: f64) -> Batch {
-        if self.complete.iter().all(|&c| c) {
-            return self.batch_of_rows(
-                self.obs.clone(),
-                self.objectives.clone(),
-                (
-                    self.actions.clone(),
-                    self.logprobs.clone(),
-                    self.values.clone(),
-                ),
-                (&self.rewards, &self.ended, &self.lane_of),
-                self.groups.clone(),
-                next_values,
-                gamma,
-                lambda,
-            );
-        }
         let keep: Vec<usize> = (0..self.len()).filter(|&i| self.complete[i]).collect();
-        let pick = |v: &[f32]| keep.iter().map(|&i| v[i]).collect::<Vec<f32>>();
-        let pick_rows = |v: &[f32], width: usize| {
+        let pick = |v: &[f32], width: usize| -> Vec<f32> {
             keep.iter()
                 .flat_map(|&i| v[i * width..(i + 1) * width].iter().copied())
-                .collect::<Vec<f32>>()
+                .collect()
         };
         let lanes: Vec<u32> = keep.iter().map(|&i| self.lane_of[i]).collect();
-        let groups = if self.groups.is_empty() {
-            Vec::new()
-        } else {
-            keep.iter().map(|&i| self.groups[i]).collect()
-        };
-        self.batch_of_rows(
-            pick_rows(&self.obs, self.obs_dim),
-            pick_rows(&self.objectives, 3),
-            (
-                pick(&self.actions),
-                pick(&self.logprobs),
-                pick(&self.values),
-            ),
-            (&pick(&self.rewards), &pick(&self.ended), &lanes),
-            groups,
+        let values = pick(&self.values, 1);
+        let (advantages, returns) = compute_gae_lanes(
+            &pick(&self.rewards, 1),
+            &values,
+            &pick(&self.ended, 1),
+            &lanes,
             next_values,
             gamma,
             lambda,
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn batch_of_rows(
-        &self,
-        obs: Vec<f32>,
-        objectives: Vec<f32>,
-        (actions, logprobs, values): (Vec<f32>, Vec<f32>, Vec<f32>),
-        (rewards, ended, lanes): (&[f32], &[f32], &[u32]),
-        groups: Vec<u8>,
-        next_values: &[f32],
-        gamma: f64,
-        lambda: f64,
-    ) -> Batch {
-        let (advantages, returns) =
-            compute_gae_lanes(rewards, &values, ended, lanes, next_values, gamma, lambda);
+        );
         Batch {
-            obs,
-            objectives,
-            actions,
-            logprobs,
+            obs: pick(&self.obs, self.obs_dim),
+            objectives: pick(&self.objectives, 3),
+            actions: pick(&self.actions, 1),
+            logprobs: pick(&self.logprobs, 1),
             advantages,
             returns,
             values,
-            groups,
+            groups: if self.groups.is_empty() {
+                Vec::new()
+            } else {
+                keep.iter().map(|&i| self.groups[i]).collect()
+            },
         }
     }
 }

@@ -299,15 +299,11 @@ fn checkpoints_hold_the_resolved_scenario() {
     assert!(state.config_path.is_absolute());
 }
 
-fn tiny_shared(overrides: &[&str]) -> LoadedConfig {
-    config("tiny-shared.yaml", overrides)
-}
-
 #[test]
 fn shared_link_training_is_thread_count_independent_and_resumes_exactly() {
     let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
     let full = |threads: &str, name: &str| {
-        let mut t = Trainer::new(&tiny_shared(&[threads]), &temp_dir(name)).unwrap();
+        let mut t = Trainer::new(&config("tiny-shared.yaml", &[threads]), &temp_dir(name)).unwrap();
         let s = t.run(None, |_| {}).unwrap();
         (weights(&t), s.env_steps, t.schedule().cloned())
     };
@@ -318,7 +314,7 @@ fn shared_link_training_is_thread_count_independent_and_resumes_exactly() {
     assert!(steps >= 1000, "lanes completed {steps} MIs");
 
     let split_dir = temp_dir("shared-split");
-    let mut first = Trainer::new(&tiny_shared(&["threads=2"]), &split_dir).unwrap();
+    let mut first = Trainer::new(&config("tiny-shared.yaml", &["threads=2"]), &split_dir).unwrap();
     first.run(Some(3), |_| {}).unwrap();
     drop(first);
     let mut second = Trainer::resume(&split_dir).unwrap();
