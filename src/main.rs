@@ -48,7 +48,24 @@ fn main() {
         Command::Bench(args) => cmd::bench::run(args),
     };
     if let Err(e) = result {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", error_chain(&e));
         std::process::exit(1);
     }
+}
+
+/// An error and its causes joined by ": ", skipping a cause whose text the message already
+/// holds (errors that print their source, as `path: reason`, would otherwise say it twice).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
 }

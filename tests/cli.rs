@@ -416,7 +416,14 @@ fn mocc_sweep_writes_csv_and_figure() {
     assert!(std::fs::read(out.join("sweep.png"))
         .unwrap()
         .starts_with(b"\x89PNG"));
-    let bad = mocc(&["sweep", "configs/tiny-mocc.yaml", "--omega", "7"]);
+    let bad = mocc(&[
+        "sweep",
+        "configs/tiny-mocc.yaml",
+        "--omega",
+        "7",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_fails_naming(&bad, "--omega 7");
     let _ = std::fs::remove_dir_all(out);
     let _ = std::fs::remove_file(suite);

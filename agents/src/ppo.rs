@@ -293,6 +293,14 @@ fn optimizer_step(
     Ok(norm)
 }
 
+/// Where `k` near-equal minibatches of `n` samples start and end: `k + 1` increasing bounds
+/// `floor(i * n / k)`, so sizes differ by at most one and none is empty (at most `n`
+/// minibatches). With `k` dividing `n` these are CleanRL's equal minibatches.
+pub fn minibatch_bounds(n: usize, k: usize) -> Vec<usize> {
+    let k = k.clamp(1, n.max(1));
+    (0..=k).map(|i| i * n / k).collect()
+}
+
 /// Runs the PPO epochs on a batch: shuffled minibatches from `rng`, Adam steps on `opt`.
 pub fn update<R: Rng>(
     model: &ActorCritic,
@@ -305,7 +313,7 @@ pub fn update<R: Rng>(
 ) -> Result<LossStats, UpdateError> {
     let n = batch.logprobs.len();
     let tensors = BatchTensors::new(batch, device);
-    let mb_size = (n / cfg.num_minibatches).max(1);
+    let bounds = minibatch_bounds(n, cfg.num_minibatches);
     let mut order: Vec<i64> = (0..n as i64).collect();
     let mut stats = LossStats {
         learning_rate: opt.lr,
@@ -316,7 +324,7 @@ pub fn update<R: Rng>(
     for epoch in 0..cfg.update_epochs {
         shuffle(&mut order, rng);
         stats.epochs = epoch + 1;
-        for chunk in order.chunks(mb_size) {
+        for chunk in bounds.windows(2).map(|w| &order[w[0]..w[1]]) {
             let parts = tensors.loss(model, chunk, cfg, ent_coef);
             let norm = optimizer_step(opt, &parts, cfg.max_grad_norm, epoch)?;
             minibatches += 1;
@@ -374,6 +382,18 @@ pub fn shuffle<T, R: Rng>(xs: &mut [T], rng: &mut R) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn minibatches_are_near_equal_and_cover_the_batch() {
+        assert_eq!(minibatch_bounds(256, 4), vec![0, 64, 128, 192, 256]);
+        // 256 samples in 7 minibatches: sizes 36 or 37, never a last one of 4.
+        let b = minibatch_bounds(256, 7);
+        let sizes: Vec<usize> = b.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(sizes, vec![36, 37, 36, 37, 36, 37, 37]);
+        assert_eq!(minibatch_bounds(3, 8), vec![0, 1, 2, 3]);
+        assert_eq!(minibatch_bounds(0, 4), vec![0, 0]);
+    }
+
     use super::*;
     use crate::model::Architecture;
     use tch::nn;

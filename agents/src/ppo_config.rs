@@ -47,7 +47,9 @@ pub struct PpoConfig {
     /// GAE lambda.
     #[serde(default = "d_lambda")]
     pub gae_lambda: f64,
-    /// Minibatches per epoch.
+    /// Minibatches per epoch. A batch that this does not divide is split into near-equal
+    /// minibatches whose sizes differ by one sample (256 into 7: 36 or 37), never a short
+    /// remainder.
     #[serde(default = "d_minibatches")]
     pub num_minibatches: usize,
     /// Epochs over each rollout.

@@ -7,6 +7,10 @@
 
 use crate::cc::ClassicKind;
 use crate::error::ScenarioError;
+use crate::limits::{
+    fmt_number, MAX_DELAY_S, MAX_LINK_BANDWIDTH_PPS, MAX_QUEUE_PKTS, MAX_SIM_RATE_PPS,
+    MIN_LINK_BANDWIDTH_PPS, MIN_SIM_RATE_PPS,
+};
 use crate::reward::RewardKind;
 use mocc_policy::{MetricsVersion, MiClock, RateRule};
 pub use mocc_policy::{MonitorIntervalConfig, ObservationConfig};
@@ -68,7 +72,12 @@ impl Range {
                 let interval = if lo_open { "(" } else { "[" };
                 return Err(ScenarioError::invalid(
                     name,
-                    format!("must lie in {interval}{lo}, {hi}] (got {v})"),
+                    format!(
+                        "must lie in {interval}{}, {}] (got {})",
+                        fmt_number(lo),
+                        fmt_number(hi),
+                        fmt_number(v)
+                    ),
                 ));
             }
             Ok(())
@@ -643,21 +652,26 @@ fn probability(field: &str, v: f64) -> Result<(), ScenarioError> {
 
 impl LinkConfig {
     fn validate(&self) -> Result<(), ScenarioError> {
-        self.bandwidth_pps
-            .check("link.bandwidth_pps", 0.0, true, f64::MAX)?;
-        self.delay_s.check("link.delay_s", 0.0, true, f64::MAX)?;
+        self.bandwidth_pps.check(
+            "link.bandwidth_pps",
+            MIN_LINK_BANDWIDTH_PPS,
+            false,
+            MAX_LINK_BANDWIDTH_PPS,
+        )?;
+        self.delay_s.check("link.delay_s", 0.0, true, MAX_DELAY_S)?;
         self.loss.check("link.loss", 0.0, false, 1.0)?;
         match self.queue_pkts {
             QueueRange::Fixed(q) => {
-                if !(q.is_finite() && q >= 1.0) {
+                Range::Fixed(q).check("link.queue_pkts", 1.0, false, MAX_QUEUE_PKTS)?;
+                if q.fract() != 0.0 {
                     return Err(ScenarioError::invalid(
                         "link.queue_pkts",
-                        format!("must be >= 1 packet (got {q})"),
+                        format!("must be a whole number of packets (got {q})"),
                     ));
                 }
             }
             QueueRange::Uniform(u) => {
-                Range::Uniform(u).check("link.queue_pkts", 1.0, false, f64::MAX)?
+                Range::Uniform(u).check("link.queue_pkts", 1.0, false, MAX_QUEUE_PKTS)?
             }
             QueueRange::AuroraExp(e) => {
                 Range::uniform(e.exp_min, e.exp_max).check(
@@ -693,10 +707,15 @@ impl LinkConfig {
             }
             last = e.time_s;
             if let Some(bw) = e.bandwidth_pps {
-                positive(&f("bandwidth_pps"), bw)?;
+                Range::Fixed(bw).check(
+                    &f("bandwidth_pps"),
+                    MIN_LINK_BANDWIDTH_PPS,
+                    false,
+                    MAX_LINK_BANDWIDTH_PPS,
+                )?;
             }
             if let Some(d) = e.delay_s {
-                positive(&f("delay_s"), d)?;
+                Range::Fixed(d).check(&f("delay_s"), 0.0, true, MAX_DELAY_S)?;
             }
             if let Some(l) = e.loss {
                 probability(&f("loss"), l)?;
@@ -756,7 +775,7 @@ impl ScenarioConfig {
                 }
             }
             probability(&f("probability"), s.probability)?;
-            non_negative(&f("extra_rtt_s"), s.extra_rtt_s)?;
+            Range::Fixed(s.extra_rtt_s).check(&f("extra_rtt_s"), 0.0, false, MAX_DELAY_S)?;
             if i == first_agent && s.probability < 1.0 {
                 return Err(ScenarioError::invalid(
                     f("probability"),
@@ -767,7 +786,12 @@ impl ScenarioConfig {
                 StartRate::BandwidthFactor(r) => {
                     r.check(&f("start_rate.bandwidth_factor"), 0.0, true, 1e6)?
                 }
-                StartRate::Pps(r) => r.check(&f("start_rate.pps"), 0.0, true, 1e9)?,
+                StartRate::Pps(r) => r.check(
+                    &f("start_rate.pps"),
+                    MIN_SIM_RATE_PPS,
+                    false,
+                    MAX_SIM_RATE_PPS,
+                )?,
             }
             if let ControllerConfig::OnOff { on_s, off_s, .. } = s.controller {
                 positive(&f("controller.on_off.on_s"), on_s)?;

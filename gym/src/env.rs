@@ -23,10 +23,7 @@ pub enum Action {
     Rate(f64),
 }
 
-/// Lowest pacing rate the simulator accepts (packets/s): one packet every 1000 s.
-pub const MIN_SIM_RATE_PPS: f64 = 1e-3;
-/// Highest pacing rate the simulator accepts (packets/s): 12 Gbit/s of 1500-byte packets.
-pub const MAX_SIM_RATE_PPS: f64 = 1e6;
+pub use crate::limits::{MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS};
 
 /// Per-step statistics of the agent sender (Aurora's per-MI values).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]

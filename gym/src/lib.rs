@@ -13,6 +13,7 @@ pub mod cc;
 pub mod config;
 pub mod env;
 pub mod error;
+pub mod limits;
 pub mod link;
 pub mod reward;
 pub mod scenario;

@@ -29,9 +29,28 @@ pub struct EpisodeParams {
     pub link: LinkParams,
 }
 
+/// Refuses a scenario text with no content (empty, blank or only comments), which would
+/// otherwise parse as the default scenario.
+pub fn require_content(text: &str, origin: &Path) -> Result<(), ScenarioError> {
+    let blank = text.lines().all(|line| {
+        let t = line.trim();
+        t.is_empty() || t.starts_with('#') || t == "---" || t == "..."
+    });
+    if blank {
+        return Err(ScenarioError::Parse {
+            path: origin.to_path_buf(),
+            message: "empty scenario (no keys); write the fields, or `{}` for the defaults".into(),
+        });
+    }
+    Ok(())
+}
+
 impl Scenario {
-    /// Validates `config`; a relative trace path is resolved against `base_dir`.
-    pub fn new(config: ScenarioConfig, base_dir: Option<&Path>) -> Result<Self, ScenarioError> {
+    /// Validates `config`; a relative trace path is resolved against `base_dir`, and the
+    /// config keeps the resolved path, so a scenario rebuilt from [`Self::config`] (by a
+    /// command that swaps its senders or observation) reads the same trace from any working
+    /// directory.
+    pub fn new(mut config: ScenarioConfig, base_dir: Option<&Path>) -> Result<Self, ScenarioError> {
         config.validate()?;
         let trace = match &config.link.trace {
             Some(p) => {
@@ -39,7 +58,9 @@ impl Scenario {
                     Some(dir) if p.is_relative() => dir.join(p),
                     _ => p.clone(),
                 };
-                Some(Arc::new(Trace::load(&path)?))
+                let trace = Arc::new(Trace::load(&path)?);
+                config.link.trace = Some(path);
+                Some(trace)
             }
             None => None,
         };
@@ -54,6 +75,7 @@ impl Scenario {
 
     /// Parses and validates YAML text; `origin` names it in errors and anchors relative paths.
     pub fn from_yaml_str(text: &str, origin: &Path) -> Result<Self, ScenarioError> {
+        require_content(text, origin)?;
         let config: ScenarioConfig =
             serde_saphyr::from_str(text).map_err(|e| ScenarioError::Parse {
                 path: origin.to_path_buf(),

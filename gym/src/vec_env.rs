@@ -100,11 +100,11 @@ impl VecEnv {
         seed: u64,
         threads: usize,
     ) -> Result<Self, VecEnvError> {
-        if n == 0 {
-            return Err(VecEnvError::Setup("envs: must be >= 1 (got 0)".into()));
-        }
+        crate::limits::check_envs(n).map_err(|m| VecEnvError::Setup(format!("envs: {m}")))?;
+        crate::limits::check_threads(threads)
+            .map_err(|m| VecEnvError::Setup(format!("threads: {m}")))?;
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
+            .num_threads(threads)
             .build()
             .map_err(|e| VecEnvError::Setup(format!("threads: {e}")))?;
         let envs: Vec<Env> = pool.install(|| {

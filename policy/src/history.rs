@@ -36,6 +36,9 @@ impl Default for ObservationConfig {
     }
 }
 
+/// Most MIs an observation may hold.
+pub const MAX_HISTORY_LEN: usize = 4096;
+
 impl ObservationConfig {
     /// Length of one observation (`history_len x features`).
     pub fn obs_len(&self) -> usize {
@@ -54,8 +57,14 @@ impl ObservationConfig {
 
     /// Checks every value; the error is (field, message), the field relative to this section.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if self.history_len == 0 {
-            return Err(("history_len", "must be >= 1 (got 0)".into()));
+        if !(1..=MAX_HISTORY_LEN).contains(&self.history_len) {
+            return Err((
+                "history_len",
+                format!(
+                    "must lie in [1, {MAX_HISTORY_LEN}] (got {})",
+                    self.history_len
+                ),
+            ));
         }
         if let BaselineMode::WindowedMin { seconds } = self.latency_baseline {
             if !(seconds.is_finite() && seconds > 0.0) {

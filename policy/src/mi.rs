@@ -268,14 +268,31 @@ impl MonitorIntervalConfig {
 /// The length of an MI that the RTT rule (or the first MI's delay rule) sizes at `rtt_based_s`,
 /// paced at `rate_pps`, floored at the time to send `min_packets` packets (no floor at 0). The one
 /// owner of the rule: [`MonitorIntervalConfig::duration_s`] (the MI clock's sizing) calls it, so
-/// training, evaluation and deployment size MIs alike.
+/// training, evaluation and deployment size MIs alike. No MI lasts longer than [`MAX_MI_S`] or
+/// than it takes to send [`MAX_MI_PACKETS`] packets.
 pub fn floored_mi_duration_s(rtt_based_s: f64, min_packets: f64, rate_pps: f64) -> f64 {
-    if min_packets > 0.0 && rate_pps > 0.0 {
-        rtt_based_s.max(min_packets / rate_pps)
+    let (d, cap) = if rate_pps > 0.0 {
+        let floored = if min_packets > 0.0 {
+            rtt_based_s.max(min_packets / rate_pps)
+        } else {
+            rtt_based_s
+        };
+        (floored, MAX_MI_S.min(MAX_MI_PACKETS / rate_pps))
     } else {
-        rtt_based_s
-    }
+        (rtt_based_s, MAX_MI_S)
+    };
+    d.min(cap)
 }
+
+/// Longest MI (s): a minute, far beyond any RTT a path has (a queue of millions of packets
+/// behind a slow link can make the RTT rule ask for hours); a controller decides at least once
+/// a minute.
+pub const MAX_MI_S: f64 = 60.0;
+
+/// Most packets one MI may take to send (at 10^6 pkt/s an MI lasts at most 1 s). Real paths
+/// stay far below (1 Gbit/s over a 200 ms RTT sends 1.7e4 packets per MI); the bound keeps one
+/// simulated MI to about a second of work whatever the rate, queue and delay.
+pub const MAX_MI_PACKETS: f64 = 1e6;
 
 #[cfg(test)]
 mod tests {
@@ -346,5 +363,8 @@ mod tests {
         // Off (0) and a sender with no rate leave the RTT rule as is.
         assert_eq!(floored_mi_duration_s(0.05, 0.0, 40.0), 0.05);
         assert_eq!(floored_mi_duration_s(0.05, 10.0, 0.0), 0.05);
+        assert_eq!(floored_mi_duration_s(1e7, 0.0, 100.0), MAX_MI_S);
+        assert_eq!(floored_mi_duration_s(0.05, 10.0, 1e-3), MAX_MI_S);
+        assert_eq!(floored_mi_duration_s(30.0, 0.0, 1e6), 1.0);
     }
 }

@@ -201,8 +201,11 @@ impl ArchitectureSpec {
     /// Checks that widths chain; the message names the field.
     fn validate(&self) -> Result<(), (String, String)> {
         let bad = |field: String, message: String| Err((field, message));
-        if self.obs_dim == 0 {
-            return bad("architecture.obs_dim".into(), "must be >= 1".into());
+        if !(1..=MAX_LAYER_WIDTH).contains(&self.obs_dim) {
+            return bad(
+                "architecture.obs_dim".into(),
+                format!("must lie in [1, {MAX_LAYER_WIDTH}] (got {})", self.obs_dim),
+            );
         }
         let mut pref_out = 0;
         if self.preference.is_empty() {
@@ -263,6 +266,9 @@ impl ArchitectureSpec {
 }
 
 /// Checks that `layers` chain from `input` units; returns the last width.
+/// Widest input or layer a policy may declare (a bound on what loading allocates).
+pub const MAX_LAYER_WIDTH: usize = 1 << 16;
+
 fn chain(field: &str, layers: &[LayerSpec], input: usize) -> Result<usize, (String, String)> {
     let mut width = input;
     for (i, l) in layers.iter().enumerate() {
@@ -272,8 +278,11 @@ fn chain(field: &str, layers: &[LayerSpec], input: usize) -> Result<usize, (Stri
                 format!("is {}, the previous stage gives {width} units", l.inputs),
             ));
         }
-        if l.outputs == 0 {
-            return Err((format!("{field}[{i}].outputs"), "must be >= 1".into()));
+        if !(1..=MAX_LAYER_WIDTH).contains(&l.outputs) {
+            return Err((
+                format!("{field}[{i}].outputs"),
+                format!("must lie in [1, {MAX_LAYER_WIDTH}] (got {})", l.outputs),
+            ));
         }
         width = l.outputs;
     }

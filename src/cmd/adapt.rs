@@ -97,6 +97,6 @@ pub fn run(args: AdaptArgs) -> anyhow::Result<()> {
         final_reward: (!tail.is_empty()).then(|| tail.iter().sum::<f64>() / tail.len() as f64),
         pool_file: run_dir.join(POOL_FILE),
     };
-    println!("{}", serde_json::to_string(&report)?);
+    super::print_line(serde_json::to_string(&report)?)?;
     Ok(())
 }

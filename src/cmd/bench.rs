@@ -69,8 +69,11 @@ struct EnvArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.what {
         BenchTarget::Env(a) => {
-            if a.envs == 0 || a.threads == 0 || a.steps == 0 {
-                anyhow::bail!("--envs, --threads and --steps must be >= 1");
+            if a.steps == 0 {
+                anyhow::bail!("--steps: must be >= 1 (got 0)");
+            }
+            if !a.action.is_finite() {
+                anyhow::bail!("--action: must be finite (got {})", a.action);
             }
             let spec = EnvBenchSpec {
                 scenario: super::load_scenario(&a.scenario)?,
@@ -81,7 +84,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 seed: a.seed,
             };
             let report = bench_env(&spec)?;
-            println!("{}", serde_json::to_string(&report)?);
+            super::print_line(serde_json::to_string(&report)?)?;
         }
         BenchTarget::Policy(a) => {
             let policy = mocc_policy::Policy::load(&a.policy)
@@ -100,7 +103,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 a.repeats,
                 a.seed,
             )?;
-            println!("{}", serde_json::to_string(&report)?);
+            super::print_line(serde_json::to_string(&report)?)?;
         }
     }
     Ok(())

@@ -74,6 +74,6 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         let png = timeseries_outputs(&args.out, suite_dir, spec, &policies)?;
         eprintln!("figure: {}", png.display());
     }
-    println!("{}", serde_json::to_string(&summarize(&rows))?);
+    super::print_line(serde_json::to_string(&summarize(&rows))?)?;
     Ok(())
 }

@@ -104,6 +104,6 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         "outputs: {}/adaptation.csv, adaptation.png, forgetting.csv, forgetting.png, summary.json",
         a.out.display()
     );
-    println!("{}", serde_json::to_string(&report)?);
+    super::print_line(serde_json::to_string(&report)?)?;
     Ok(())
 }

@@ -37,6 +37,6 @@ pub fn run(args: ExportArgs) -> anyhow::Result<()> {
     let spec = export_checkpoint(&args.checkpoint, &args.out, &options)
         .with_context(|| format!("cannot export {}", args.checkpoint.display()))?;
     eprintln!("export: {}", args.out.display());
-    println!("{}", serde_json::to_string(&spec)?);
+    super::print_line(serde_json::to_string(&spec)?)?;
     Ok(())
 }

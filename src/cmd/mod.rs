@@ -21,3 +21,13 @@ pub fn load_scenario(path: &Path) -> anyhow::Result<Arc<Scenario>> {
     let scenario = Scenario::load(path).context("cannot use the scenario")?;
     Ok(Arc::new(scenario))
 }
+
+/// Writes `line` and a newline to stdout and flushes, as an error (not a panic) when stdout is
+/// closed or full: a command's result line is checked like every file it writes.
+pub fn print_line(line: impl std::fmt::Display) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")
+        .and_then(|()| out.flush())
+        .context("cannot write to stdout")
+}

@@ -28,7 +28,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<()> {
         PlotTarget::Curve { run, out } => {
             let out = out.unwrap_or_else(|| run.join("learning_curve.png"));
             mocc_training::plot::learning_curve(&run, &out)?;
-            println!("{}", out.display());
+            super::print_line(out.display())?;
         }
     }
     Ok(())

@@ -5,10 +5,11 @@ use clap::{ArgGroup, Args};
 use mocc_gym::{Action, Scenario};
 use mocc_training::actor::LoadedPolicy;
 use mocc_training::simulate::{
-    parse_network_spec, simulate, simulate_policy, write_csv, write_raw_csv, SimulationSpec,
+    parse_network_spec, simulate_into, simulate_policy_into, write_csv_header, write_csv_row,
+    write_raw_csv_header, write_raw_csv_row, Horizon, MiRow, SimulationSpec,
 };
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Arguments of `mocc simulate`.
@@ -52,7 +53,8 @@ pub struct SimulateArgs {
     mi_out: Option<PathBuf>,
 }
 
-/// Runs `mocc simulate`: CSV to `--out`, means as one JSON line on stdout.
+/// Runs `mocc simulate`: CSV rows streamed to `--out` and `--mi-out` as they are simulated,
+/// means as one JSON line on stdout.
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let scenario = match (&args.scenario, &args.network) {
         (Some(path), _) => super::load_scenario(path)?,
@@ -65,56 +67,119 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     if args.steps == 0 {
         anyhow::bail!("--steps: must be >= 1");
     }
-    let (rows, report, features) = match &args.policy {
-        Some(path) => {
-            let policy = LoadedPolicy::load(path)
-                .with_context(|| format!("cannot load policy {}", path.display()))?;
-            let objective = args.objective.unwrap_or(policy.scenario().objective);
-            let (rows, report) =
-                simulate_policy(scenario.config(), &policy, objective, args.steps, args.seed)?;
-            (rows, report, policy.scenario().observation.features.clone())
+    let policy = match &args.policy {
+        Some(path) => Some(
+            LoadedPolicy::load(path)
+                .with_context(|| format!("cannot load policy {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let features = match &policy {
+        Some(p) => p.scenario().observation.features.clone(),
+        None => scenario.config().observation.features.clone(),
+    };
+    let names = features.names();
+    let mut out = args
+        .out
+        .as_deref()
+        .map(|p| CsvOutput::create(p, |f| write_csv_header(f, &names)))
+        .transpose()?;
+    let mut mi_out = args
+        .mi_out
+        .as_deref()
+        .map(|p| CsvOutput::create(p, write_raw_csv_header))
+        .transpose()?;
+    let mut sink = |row: &MiRow| -> std::io::Result<()> {
+        if let Some(o) = &mut out {
+            o.write(|f| write_csv_row(f, row))?;
         }
-        None => {
-            let (rows, report) = simulate(&SimulationSpec {
+        if let Some(o) = &mut mi_out {
+            o.write(|f| write_raw_csv_row(f, row))?;
+        }
+        Ok(())
+    };
+    let report = match &policy {
+        Some(policy) => {
+            let objective = args.objective.unwrap_or(policy.scenario().objective);
+            simulate_policy_into(
+                scenario.config(),
+                policy,
+                objective,
+                Horizon::Mis(args.steps),
+                args.seed,
+                &mut sink,
+            )?
+        }
+        None => simulate_into(
+            &SimulationSpec {
                 scenario: scenario.clone(),
                 action: fixed_action(args.rate, args.action)?,
                 steps: args.steps,
                 seed: args.seed,
-            })?;
-            (rows, report, scenario.config().observation.features.clone())
-        }
+            },
+            &mut sink,
+        )?,
     };
-    if let Some(out) = &args.out {
-        let names = features.names();
-        write_file(out, |f| write_csv(f, &rows, &names))?;
+    for o in [out, mi_out].into_iter().flatten() {
+        o.finish()?;
     }
-    if let Some(out) = &args.mi_out {
-        write_file(out, |f| write_raw_csv(f, &rows))?;
-    }
-    println!("{}", serde_json::to_string(&report)?);
+    super::print_line(serde_json::to_string(&report)?)?;
     Ok(())
 }
 
-/// Creates `path` (and its folder) and writes it with `write`.
-fn write_file(
-    path: &std::path::Path,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+/// A CSV file written row by row; every write and the final flush name the file on error.
+struct CsvOutput {
+    path: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl CsvOutput {
+    /// Creates `path` (and its folder) and writes its header with `header`.
+    fn create(
+        path: &Path,
+        header: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+    ) -> anyhow::Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let file = std::fs::File::create(path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let mut out = Self {
+            path: path.to_path_buf(),
+            file: std::io::BufWriter::new(file),
+        };
+        out.write(header)?;
+        Ok(out)
     }
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    write(&mut out)
-        .and_then(|()| out.flush())
-        .with_context(|| format!("cannot write {}", path.display()))
+
+    /// Writes with `write`; an error names the file.
+    fn write(
+        &mut self,
+        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        write(&mut self.file).map_err(|e| self.named(e))
+    }
+
+    /// Flushes, so a full disk is an error and not a short file.
+    fn finish(mut self) -> std::io::Result<()> {
+        self.file.flush().map_err(|e| self.named(e))
+    }
+
+    fn named(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot write {}: {e}", self.path.display()),
+        )
+    }
 }
 
 fn fixed_action(rate: Option<f64>, action: Option<f64>) -> anyhow::Result<Action> {
     Ok(match (rate, action) {
-        (Some(r), _) if r.is_finite() && r > 0.0 => Action::Rate(r),
-        (Some(r), _) => anyhow::bail!("--rate: must be a positive number of packets/s (got {r})"),
+        (Some(r), _) => {
+            mocc_gym::limits::check_rate(r).map_err(|m| anyhow::anyhow!("--rate: {m}"))?;
+            Action::Rate(r)
+        }
         (None, Some(a)) if a.is_finite() => Action::Delta(a),
         (None, Some(a)) => anyhow::bail!("--action: must be finite (got {a})"),
         (None, None) => anyhow::bail!("one of --rate, --action or --policy is required"),

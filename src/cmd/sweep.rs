@@ -1,6 +1,5 @@
 //! `mocc sweep`.
 
-use anyhow::Context;
 use clap::Args;
 use mocc_training::config::LoadedConfig;
 use mocc_training::suite::Suite;
@@ -30,8 +29,6 @@ pub struct SweepArgs {
 pub fn run(args: SweepArgs) -> anyhow::Result<()> {
     let base = LoadedConfig::load(&args.config, &args.set)?;
     let suite = Suite::load(&args.suite)?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
     let rows = sweep(&base, &args.omega, &suite, &args.out, |r| {
         eprintln!(
             "omega {}: {:.1} s, {} env steps, median reward {:.4}",
@@ -44,6 +41,6 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         .map(|r| (r.omega, r.wall_seconds, r.p50, r.rewards.clone()))
         .collect();
     mocc_training::plot::sweep_figure(&args.out.join("sweep.png"), &fig)?;
-    println!("{}", serde_json::to_string(&rows)?);
+    super::print_line(serde_json::to_string(&rows)?)?;
     Ok(())
 }

@@ -58,7 +58,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         (None, None) => anyhow::bail!("a CONFIG file (or --resume CHECKPOINT) is required"),
     };
     let (summary, _) = run_with_progress(&mut trainer)?;
-    println!("{}", serde_json::to_string(&summary)?);
+    super::print_line(serde_json::to_string(&summary)?)?;
     Ok(())
 }
 

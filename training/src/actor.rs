@@ -83,15 +83,17 @@ pub fn baseline_sender(name: &str) -> Option<Result<SenderConfig, String>> {
         }));
     }
     let rate = name.strip_prefix("const:")?;
-    Some(match rate.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(SenderConfig {
+    let checked = rate
+        .parse::<f64>()
+        .map_err(|_| format!("not a number: {rate:?}"))
+        .and_then(|r| mocc_gym::limits::check_rate(r).map(|()| r));
+    Some(match checked {
+        Ok(r) => Ok(SenderConfig {
             controller: ControllerConfig::Constant,
             start_rate: StartRate::Pps(Range::Fixed(r)),
             ..SenderConfig::default()
         }),
-        _ => Err(format!(
-            "{name}: const:RATE needs a positive number of packets/s"
-        )),
+        Err(m) => Err(format!("{name}: const:RATE {m}")),
     })
 }
 

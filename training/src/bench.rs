@@ -129,14 +129,29 @@ pub fn bench_policy(
     repeats: u32,
     seed: u64,
 ) -> Result<PolicyBenchReport, mocc_gym::ScenarioError> {
+    if decisions == 0 {
+        return Err(mocc_gym::ScenarioError::invalid(
+            "--decisions",
+            "must be >= 1 (got 0)",
+        ));
+    }
+    if repeats == 0 {
+        return Err(mocc_gym::ScenarioError::invalid(
+            "--repeats",
+            "must be >= 1 (got 0)",
+        ));
+    }
     let mis = record_policy_mis(&policy, 400, seed)?;
     let objective = policy.spec().default_objective;
     let mut controller = mocc_policy::Controller::new(policy.clone(), objective)
         .map_err(|e| mocc_gym::ScenarioError::invalid("default_objective", e.to_string()))?;
-    let decisions = decisions.max(1);
-    let mut per_repeat = Vec::with_capacity(repeats.max(1) as usize);
+    let compared = match checkpoint {
+        Some(c) => Some((c, same_model_inputs(c, &policy, &mis, objective)?)),
+        None => None,
+    };
+    let mut per_repeat = Vec::with_capacity(repeats as usize);
     let mut sink = 0.0;
-    for _ in 0..repeats.max(1) {
+    for _ in 0..repeats {
         controller.reset(100.0);
         let start = Instant::now();
         for k in 0..decisions {
@@ -148,13 +163,14 @@ pub fn bench_policy(
     std::hint::black_box(sink);
     per_repeat.sort_by(f64::total_cmp);
     let ns_per_decision = per_repeat[per_repeat.len() / 2];
-    let tch_ns_per_decision = checkpoint
-        .map(|c| time_checkpoint(c, &policy, &mis, objective, decisions.min(20_000), repeats));
+    let tch_ns_per_decision = compared.map(|(c, observations)| {
+        time_checkpoint(c, &observations, objective, decisions.min(20_000), repeats)
+    });
     Ok(PolicyBenchReport {
         ns_per_decision,
         min_ns_per_decision: per_repeat[0],
         decisions,
-        repeats: repeats.max(1),
+        repeats,
         obs_len: policy.obs_len(),
         takes_objective: policy.takes_objective(),
         tch_ns_per_decision,
@@ -162,33 +178,73 @@ pub fn bench_policy(
     })
 }
 
-/// Median nanoseconds per batch-1 decision of a checkpoint on the observations of `mis`.
-fn time_checkpoint(
+/// Largest difference between the export's and the checkpoint's mean actions on the same
+/// inputs for them to count as one model (float32 forward passes on two runtimes).
+const SAME_MODEL_TOLERANCE: f32 = 1e-3;
+
+/// The observations of `mis` as the export builds them, after checking that `checkpoint` is the
+/// model `policy` was exported from: the same observation length and the same mean actions on
+/// every one of them.
+fn same_model_inputs(
     checkpoint: &crate::actor::LoadedPolicy,
     policy: &mocc_policy::Policy,
     mis: &[mocc_policy::MonitorInterval],
     objective: [f64; 3],
+) -> Result<Vec<Vec<f32>>, mocc_gym::ScenarioError> {
+    let mismatch = |m: String| {
+        mocc_gym::ScenarioError::invalid(
+            "--compare-checkpoint",
+            format!("{} is not the model of this export: {m}", checkpoint.name()),
+        )
+    };
+    if checkpoint.baseline().is_some() {
+        return Err(mismatch("a baseline has no model".into()));
+    }
+    let obs_len = checkpoint.scenario().observation.obs_len();
+    if obs_len != policy.obs_len() {
+        return Err(mismatch(format!(
+            "observations of {obs_len} values against the export's {}",
+            policy.obs_len()
+        )));
+    }
+    let mut builder = policy.observation_builder();
+    let w = objective.map(|v| v as f32);
+    let mut ws = policy.workspace();
+    let mut observations = Vec::with_capacity(mis.len());
+    for (k, mi) in mis.iter().enumerate() {
+        builder.record(mi);
+        let obs = builder.observation().to_vec();
+        let exported = policy.mean_action(&obs, &w, &mut ws);
+        let trained = checkpoint.act(&obs, &w)[0];
+        if (exported - trained).abs().is_nan() || (exported - trained).abs() > SAME_MODEL_TOLERANCE
+        {
+            return Err(mismatch(format!(
+                "at MI {k} the export acts {exported} and the checkpoint {trained}"
+            )));
+        }
+        observations.push(obs);
+    }
+    Ok(observations)
+}
+
+/// Median nanoseconds per batch-1 decision of a checkpoint on `observations`.
+fn time_checkpoint(
+    checkpoint: &crate::actor::LoadedPolicy,
+    observations: &[Vec<f32>],
+    objective: [f64; 3],
     decisions: u64,
     repeats: u32,
 ) -> f64 {
-    let mut builder = policy.observation_builder();
-    let observations: Vec<Vec<f32>> = mis
-        .iter()
-        .map(|mi| {
-            builder.record(mi);
-            builder.observation().to_vec()
-        })
-        .collect();
     let w = objective.map(|v| v as f32);
-    let mut per_repeat = Vec::with_capacity(repeats.max(1) as usize);
+    let mut per_repeat = Vec::with_capacity(repeats as usize);
     let mut sink = 0.0f32;
-    for _ in 0..repeats.max(1) {
+    for _ in 0..repeats {
         let start = Instant::now();
-        for k in 0..decisions.max(1) {
+        for k in 0..decisions {
             let obs = &observations[(k % observations.len() as u64) as usize];
             sink += checkpoint.act(std::hint::black_box(obs), &w)[0];
         }
-        per_repeat.push(start.elapsed().as_nanos() as f64 / decisions.max(1) as f64);
+        per_repeat.push(start.elapsed().as_nanos() as f64 / decisions as f64);
     }
     std::hint::black_box(sink);
     per_repeat.sort_by(f64::total_cmp);

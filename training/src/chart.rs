@@ -305,6 +305,10 @@ fn figure_size(fig: &Figure) -> (u32, u32, u32, u32) {
 pub fn draw_figure(out: &Path, fig: &Figure) -> Result<(), PlotError> {
     register_font();
     let d = |e: String| PlotError::Draw(format!("{}: {e}", out.display()));
+    if let Some(dir) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| d(format!("cannot create {}: {e}", dir.display())))?;
+    }
     let (width, height, title_h, legend_h) = figure_size(fig);
     let root = BitMapBackend::new(out, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| d(e.to_string()))?;

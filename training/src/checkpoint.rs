@@ -3,10 +3,11 @@
 //! completed checkpoint loadable. `model.safetensors` holds the weights and Adam's moments;
 //! `state.json` the resolved config, counters, obs-normalization statistics and RNG states.
 
-use crate::config::{ConfigError, LoadedConfig, TrainConfig};
+use crate::config::{ConfigError, LoadedConfig, ScenarioRef, TrainConfig};
 use crate::schedule::MoccSchedule;
 use mocc_agents::{load_weights, resolve_device, ActorCritic, RewardScaler, RunningMeanStd};
 use mocc_gym::Scenario;
+use mocc_policy::export::sha256_hex;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -30,6 +31,14 @@ pub enum CheckpointError {
         /// Why.
         #[source]
         source: std::io::Error,
+    },
+    /// An input file of the run changed since the checkpoint recorded its digest.
+    #[error("{path}: {message}")]
+    InputChanged {
+        /// The input file.
+        path: PathBuf,
+        /// The digests then and now, and what to do.
+        message: String,
     },
     /// The file exists but is not a valid checkpoint part (truncated, corrupted, wrong format).
     #[error("{path}: not a valid checkpoint: {message}")]
@@ -90,6 +99,122 @@ pub struct CheckpointState {
     /// Git revision of the code that wrote this checkpoint, when known.
     #[serde(default)]
     pub git_revision: Option<String>,
+    /// SHA-256 of `model.safetensors` as written, verified on every load (absent in
+    /// checkpoints written before digests).
+    #[serde(default)]
+    pub weights_sha256: Option<String>,
+    /// The files the run reads again on resume (the scenario is inlined in `config`; a trace
+    /// is read by path), with their SHA-256 when the run started.
+    #[serde(default)]
+    pub inputs: Vec<InputDigest>,
+}
+
+/// An input file and its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputDigest {
+    /// The file, as the config names it (absolute after resolution).
+    pub path: PathBuf,
+    /// Lowercase hex SHA-256 of its bytes.
+    pub sha256: String,
+}
+
+impl InputDigest {
+    /// The digest of `path` now.
+    pub fn of(path: &Path) -> Result<Self, CheckpointError> {
+        let bytes = std::fs::read(path).map_err(io(path))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            sha256: sha256_hex(&bytes),
+        })
+    }
+
+    /// The digests of the files `config` reads by path: its trace (a config whose scenario is
+    /// still a file path also reads that file).
+    pub fn of_inputs(loaded: &LoadedConfig) -> Result<Vec<Self>, CheckpointError> {
+        let base = loaded.path.parent().unwrap_or(Path::new("."));
+        let anchored = |p: &Path| {
+            if p.is_relative() {
+                base.join(p)
+            } else {
+                p.to_path_buf()
+            }
+        };
+        let mut files = Vec::new();
+        match &loaded.config.scenario {
+            ScenarioRef::Inline(s) => files.extend(s.link.trace.as_deref().map(anchored)),
+            ScenarioRef::Path(p) => files.push(anchored(p)),
+        }
+        files.iter().map(|f| Self::of(f)).collect()
+    }
+
+    /// `Err` naming the first file that changed or vanished since `saved` was taken.
+    pub fn check_unchanged(saved: &[Self]) -> Result<(), CheckpointError> {
+        for d in saved {
+            let now = Self::of(&d.path)?;
+            if now.sha256 != d.sha256 {
+                return Err(CheckpointError::InputChanged {
+                    path: d.path.clone(),
+                    message: format!(
+                        "this input changed since the run started (SHA-256 {} then, {} now); \
+                         resuming would train on other data: restore the file or start a new run",
+                        short(&d.sha256),
+                        short(&now.sha256)
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first 12 hex digits of a digest, for messages.
+fn short(hex: &str) -> &str {
+    hex.get(..12).unwrap_or(hex)
+}
+
+impl CheckpointState {
+    /// Checks every loaded statistic and tensor: the observation statistics fit the scenario's
+    /// observation and are finite with variances >= 0, the reward statistics are finite, and no
+    /// weight or optimizer moment is NaN or infinite. `Err` names the field.
+    pub fn validate(&self, tensors: &HashMap<String, Tensor>) -> Result<(), String> {
+        let dim = match &self.config.scenario {
+            ScenarioRef::Inline(s) => s.observation.obs_len(),
+            ScenarioRef::Path(_) => self.obs_norm.dim(),
+        };
+        self.obs_norm
+            .frozen()
+            .validate(dim)
+            .map_err(|(f, m)| format!("obs_norm.{f}: {m}"))?;
+        if !(self.obs_norm.count.is_finite() && self.obs_norm.count > 0.0) {
+            return Err(format!(
+                "obs_norm.count: must be finite and > 0 (got {})",
+                self.obs_norm.count
+            ));
+        }
+        if let Some(r) = &self.reward_norm {
+            r.return_stats
+                .frozen()
+                .validate(1)
+                .map_err(|(f, m)| format!("reward_norm.return_stats.{f}: {m}"))?;
+            if let Some(i) = r.returns.iter().position(|v| !v.is_finite()) {
+                return Err(format!(
+                    "reward_norm.returns[{i}]: must be finite (got {})",
+                    r.returns[i]
+                ));
+            }
+        }
+        let mut names: Vec<&String> = tensors.keys().collect();
+        names.sort();
+        for name in names {
+            let finite = tensors[name].isfinite().all().int64_value(&[]) != 0;
+            if !finite {
+                return Err(format!(
+                    "{WEIGHTS}: tensor {name} holds NaN or infinite values"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Saves a checkpoint as `dir/ckpt-<updates>`; returns its path.
@@ -113,8 +238,10 @@ pub fn save(
         message: e.to_string(),
     })?;
     fsync_file(&weights)?;
+    let mut state = state.clone();
+    state.weights_sha256 = Some(sha256_hex(&std::fs::read(&weights).map_err(io(&weights))?));
     let state_path = tmp.join(STATE);
-    let json = serde_json::to_vec(state).map_err(|e| CheckpointError::Corrupt {
+    let json = serde_json::to_vec(&state).map_err(|e| CheckpointError::Corrupt {
         path: state_path.clone(),
         message: e.to_string(),
     })?;
@@ -162,6 +289,12 @@ fn fsync_dir(dir: &Path) -> Result<(), CheckpointError> {
 /// Resolves what `--resume`/`--policy` point at: a checkpoint folder, or a run folder (its
 /// newest checkpoint).
 pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
+    if !path.exists() {
+        return Err(CheckpointError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder"),
+        });
+    }
     if path.join(STATE).exists() {
         return Ok(path.to_path_buf());
     }
@@ -178,6 +311,14 @@ pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
             "no checkpoint here (expected state.json, or a run folder with checkpoints/)",
         ),
     })
+}
+
+/// The run folder that holds checkpoint folder `ckpt` (`<run>/checkpoints/ckpt-N`).
+pub fn run_dir_of(ckpt: &Path) -> PathBuf {
+    ckpt.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// Completed checkpoints in `dir` as (updates, path); temporary folders are ignored.
@@ -216,17 +357,34 @@ pub fn load(path: &Path) -> Result<(CheckpointState, HashMap<String, Tensor>), C
         });
     }
     let weights = path.join(WEIGHTS);
-    if !weights.exists() {
-        return Err(CheckpointError::Io {
-            path: weights,
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "missing"),
-        });
+    let bytes = std::fs::read(&weights).map_err(io(&weights))?;
+    if let Some(expected) = &state.weights_sha256 {
+        let actual = sha256_hex(&bytes);
+        if &actual != expected {
+            return Err(CheckpointError::Corrupt {
+                path: weights,
+                message: format!(
+                    "SHA-256 {} does not match the {} recorded in {STATE} when it was written",
+                    short(&actual),
+                    short(expected)
+                ),
+            });
+        }
     }
-    let tensors = Tensor::read_safetensors(&weights).map_err(|e| CheckpointError::Corrupt {
-        path: weights.clone(),
-        message: e.to_string(),
-    })?;
-    Ok((state, tensors.into_iter().collect()))
+    let tensors: HashMap<String, Tensor> = Tensor::read_safetensors(&weights)
+        .map_err(|e| CheckpointError::Corrupt {
+            path: weights.clone(),
+            message: e.to_string(),
+        })?
+        .into_iter()
+        .collect();
+    state
+        .validate(&tensors)
+        .map_err(|message| CheckpointError::Corrupt {
+            path: path.to_path_buf(),
+            message,
+        })?;
+    Ok((state, tensors))
 }
 
 /// A checkpoint loaded from disk: where it is, its state and its tensors. Every command that
@@ -274,11 +432,7 @@ impl Checkpoint {
 
     /// The run folder that holds this checkpoint (`<run>/checkpoints/ckpt-N`).
     pub fn run_dir(&self) -> PathBuf {
-        self.path
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."))
+        run_dir_of(&self.path)
     }
 
     /// The scenario the run trained on.
@@ -336,6 +490,82 @@ pub fn retention(existing: &[(u64, Option<f64>)], keep_last: usize) -> Vec<u64> 
 
 #[cfg(test)]
 mod tests {
+
+    fn fixture() -> (CheckpointState, HashMap<String, Tensor>) {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/checkpoints-8e046a1/mocc/checkpoints/ckpt-00000009");
+        load(&dir).unwrap()
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mocc-ckpt-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn named(tensors: &HashMap<String, Tensor>) -> Vec<(String, Tensor)> {
+        tensors
+            .iter()
+            .map(|(k, v)| (k.clone(), v.shallow_clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_saved_checkpoint_records_its_digest_and_a_flipped_bit_is_refused() {
+        let (state, tensors) = fixture();
+        let dir = scratch("digest");
+        let saved = save(&dir, &state, &named(&tensors)).unwrap();
+        let (again, _) = load(&saved).unwrap();
+        let digest = again.weights_sha256.clone().unwrap();
+        let weights = saved.join(WEIGHTS);
+        assert_eq!(digest, sha256_hex(&std::fs::read(&weights).unwrap()));
+        let mut bytes = std::fs::read(&weights).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&weights, bytes).unwrap();
+        let e = load(&saved).unwrap_err().to_string();
+        assert!(e.contains("SHA-256") && e.contains(WEIGHTS), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_nan_weight_with_a_matching_digest_is_refused_by_name() {
+        let (state, mut tensors) = fixture();
+        let name = tensors.keys().min().unwrap().clone();
+        let poisoned = tensors[&name].copy();
+        let _ = poisoned.view([-1]).get(0).fill_(f64::NAN);
+        tensors.insert(name.clone(), poisoned);
+        let dir = scratch("nan");
+        let saved = save(&dir, &state, &named(&tensors)).unwrap();
+        let e = load(&saved).unwrap_err().to_string();
+        assert!(e.contains(&format!("tensor {name} holds NaN")), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn statistics_that_cannot_be_are_named() {
+        let (state, tensors) = fixture();
+        assert!(state.validate(&tensors).is_ok());
+        let mut s = state.clone();
+        s.obs_norm.var[2] = -1.0;
+        assert!(s
+            .validate(&tensors)
+            .unwrap_err()
+            .starts_with("obs_norm.var[2]"));
+        let mut s = state.clone();
+        s.obs_norm.mean.pop();
+        assert!(s
+            .validate(&tensors)
+            .unwrap_err()
+            .starts_with("obs_norm.mean"));
+        let mut s = state.clone();
+        s.obs_norm.count = 0.0;
+        assert!(s
+            .validate(&tensors)
+            .unwrap_err()
+            .starts_with("obs_norm.count"));
+    }
+
     use super::*;
 
     #[test]

@@ -3,7 +3,7 @@
 use crate::adapt::AdaptConfig;
 use crate::schedule::MoccConfig;
 use mocc_agents::{Activation, Architecture, DeviceChoice, PpoConfig};
-use mocc_gym::{Scenario, ScenarioConfig, ScenarioError};
+use mocc_gym::{limits, Scenario, ScenarioConfig, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -45,14 +45,48 @@ pub enum ConfigError {
     Scenario(#[from] ScenarioError),
 }
 
+/// Most samples in one rollout (`ppo.num_steps x envs`): the rollout buffers hold this many
+/// observations.
+pub const MAX_BATCH: usize = 1 << 22;
+
 /// A scenario given by path (relative to the config file) or inline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ScenarioRef {
     /// Path to a scenario YAML file.
     Path(PathBuf),
     /// The scenario itself.
     Inline(Box<ScenarioConfig>),
+}
+
+/// A string is a path, a mapping an inline scenario whose own errors (an unknown field, a
+/// wrong type) come through with the field's name, which an untagged enum would replace by
+/// "did not match any variant".
+impl<'de> Deserialize<'de> for ScenarioRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct RefVisitor;
+        impl<'de> serde::de::Visitor<'de> for RefVisitor {
+            type Value = ScenarioRef;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a scenario file path or an inline scenario mapping")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ScenarioRef, E> {
+                Ok(ScenarioRef::Path(PathBuf::from(v)))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ScenarioRef, A::Error> {
+                let inline =
+                    ScenarioConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(ScenarioRef::Inline(Box::new(inline)))
+            }
+        }
+        d.deserialize_any(RefVisitor)
+    }
 }
 
 /// Network presets and their overrides.
@@ -318,7 +352,7 @@ impl LoadedConfig {
             for o in overrides {
                 apply_override(&mut tree, o)?;
             }
-            serde_json::from_value(tree).map_err(|e| parse_err(&e))?
+            from_tree(tree, path, overrides)?
         };
         let loaded = Self {
             config,
@@ -343,7 +377,16 @@ impl LoadedConfig {
         c.ppo
             .validate()
             .map_err(|m| self.invalid_section("ppo", &m))?;
-        let batch = c.ppo.num_steps * c.envs;
+        let batch = c.ppo.num_steps.saturating_mul(c.envs);
+        if batch > MAX_BATCH {
+            return Err(self.invalid(
+                "ppo.num_steps",
+                format!(
+                    "the batch num_steps x envs = {} x {} exceeds {MAX_BATCH} samples",
+                    c.ppo.num_steps, c.envs
+                ),
+            ));
+        }
         if batch < c.ppo.num_minibatches {
             return Err(self.invalid(
                 "ppo.num_minibatches",
@@ -369,6 +412,9 @@ impl LoadedConfig {
                 return Err(self.invalid(field, "must be >= 1 (got 0)"));
             }
         }
+        limits::check_envs(c.envs).map_err(|m| self.invalid("envs", m))?;
+        limits::check_threads(c.threads).map_err(|m| self.invalid("threads", m))?;
+        limits::check_threads(c.torch_threads).map_err(|m| self.invalid("torch_threads", m))?;
         Ok(())
     }
 
@@ -411,16 +457,9 @@ impl LoadedConfig {
     pub fn resolved(&self) -> Result<Self, ConfigError> {
         let scenario = self.scenario()?;
         let mut inline = scenario.config().clone();
-        let base = match (&self.config.scenario, scenario.source()) {
-            (ScenarioRef::Path(_), Some(src)) => src.parent().map(Path::to_path_buf),
-            _ => self.path.parent().map(Path::to_path_buf),
-        }
-        .unwrap_or_default();
+        // The scenario holds its trace path resolved against the scenario's own folder.
         if let Some(t) = &inline.link.trace {
-            if t.is_relative() {
-                let joined = base.join(t);
-                inline.link.trace = Some(std::fs::canonicalize(&joined).unwrap_or(joined));
-            }
+            inline.link.trace = Some(std::fs::canonicalize(t).unwrap_or_else(|_| t.clone()));
         }
         let mut config = self.config.clone();
         config.scenario = ScenarioRef::Inline(Box::new(inline));
@@ -466,6 +505,37 @@ impl LoadedConfig {
     }
 }
 
+/// A config from its tree after `--set` overrides. An error names the field by its dotted
+/// path, and the override that set it when one did (else the file).
+fn from_tree(
+    tree: serde_json::Value,
+    path: &Path,
+    overrides: &[String],
+) -> Result<TrainConfig, ConfigError> {
+    serde_path_to_error::deserialize(tree).map_err(|e| {
+        let field = e.path().to_string();
+        let message = e.inner().to_string();
+        let from_override = overrides.iter().find(|o| {
+            let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
+            field == key
+                || field.starts_with(&format!("{key}."))
+                || key.starts_with(&format!("{field}."))
+        });
+        match from_override {
+            Some(o) => ConfigError::Override(format!("{o}: {field}: {message}")),
+            None if field == "." => ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            },
+            None => ConfigError::Invalid {
+                path: path.to_path_buf(),
+                field,
+                message,
+            },
+        }
+    })
+}
+
 /// Replaces a `scenario:` file path in a config tree by the file's contents (its relative
 /// trace path re-anchored at the config's folder), so `--set scenario.X=V` can reach into it.
 fn inline_scenario_file(
@@ -489,6 +559,7 @@ fn inline_scenario_file(
         path: file.clone(),
         source,
     })?;
+    mocc_gym::scenario::require_content(&text, &file)?;
     let mut scenario: serde_json::Value =
         serde_saphyr::from_str(&text).map_err(|e| ConfigError::Parse {
             path: file.clone(),

@@ -32,6 +32,7 @@ pub mod mi_stats;
 pub mod plan;
 pub mod plot;
 pub mod recorder;
+pub mod run_lock;
 pub mod run_log;
 pub mod run_state;
 pub mod scenario_eval;

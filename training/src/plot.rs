@@ -117,7 +117,14 @@ pub fn sweep_figure(out: &Path, rows: &[(usize, f64, f64, Vec<f64>)]) -> Result<
 
 /// The learning curve of a run: episodic return, utilization, RTT ratio and loss vs env steps.
 pub fn learning_curve(run_dir: &Path, out: &Path) -> Result<(), PlotError> {
-    let m = read_metrics(&run_dir.join("metrics.csv"))?;
+    let metrics = run_dir.join(crate::recorder::METRICS_CSV);
+    let m = read_metrics(&metrics)?;
+    if m.is_empty() {
+        return Err(PlotError::Input {
+            path: metrics,
+            message: "no rows: the run has not logged an update yet".into(),
+        });
+    }
     let get = |tag: &str| m.get(tag).cloned().unwrap_or_default();
     let colour = scheme_colour(&run_dir.to_string_lossy()).unwrap_or(REFERENCE);
     let series = [

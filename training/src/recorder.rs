@@ -30,6 +30,40 @@ pub struct CsvRecorder {
     out: BufWriter<File>,
 }
 
+/// The CSV log's file name in a run folder.
+pub const METRICS_CSV: &str = "metrics.csv";
+
+/// Rewrites the CSV log at `path` without its rows logged after `step` (env steps), and
+/// without a torn last line from a killed writer, so a resumed run does not log the repeated
+/// updates twice; returns how many rows were dropped. A missing file is left missing. The new
+/// file replaces the old one atomically.
+pub fn truncate_csv_after(path: &Path, step: u64) -> std::io::Result<usize> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut kept = String::with_capacity(text.len());
+    let mut dropped = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let complete = line.ends_with('\n');
+        let row_step = line.split(',').nth(1).and_then(|s| s.parse::<u64>().ok());
+        let keep = complete && (i == 0 || row_step.is_some_and(|s| s <= step));
+        if keep {
+            kept.push_str(line);
+        } else {
+            dropped += 1;
+        }
+    }
+    if dropped == 0 {
+        return Ok(0);
+    }
+    let tmp = path.with_extension(format!("csv.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, kept)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(dropped)
+}
+
 impl CsvRecorder {
     /// Creates `path`, or appends to it when it exists (a resumed run).
     pub fn open(path: &Path) -> std::io::Result<Self> {
@@ -196,6 +230,28 @@ impl Recorders {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn truncation_keeps_rows_up_to_the_checkpoint_and_drops_a_torn_line() {
+        let path = std::env::temp_dir().join(format!("mocc-trunc-{}.csv", std::process::id()));
+        let rows = "wall_time,step,tag,value\n1.0,100,a,1\n1.0,100,b,2\n1.0,200,a,3\n\
+                    1.0,300,a,4\n1.0,30";
+        std::fs::write(&path, rows).unwrap();
+        assert_eq!(truncate_csv_after(&path, 200).unwrap(), 2);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "wall_time,step,tag,value\n1.0,100,a,1\n1.0,100,b,2\n1.0,200,a,3\n"
+        );
+        assert_eq!(truncate_csv_after(&path, 200).unwrap(), 0);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            truncate_csv_after(&path, 0).unwrap(),
+            0,
+            "a missing file is fine"
+        );
+        assert!(!path.exists());
+    }
+
     use super::*;
 
     #[test]

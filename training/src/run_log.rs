@@ -20,7 +20,7 @@ impl RunLog {
     pub fn open(run_dir: &Path, logging: &LoggingConfig) -> Self {
         let mut log = Self::default();
         if logging.csv {
-            match CsvRecorder::open(&run_dir.join("metrics.csv")) {
+            match CsvRecorder::open(&run_dir.join(crate::recorder::METRICS_CSV)) {
                 Ok(r) => log.recorders.push(Box::new(r)),
                 Err(e) => log.warn(format!("metrics.csv disabled: {e}")),
             }

@@ -1,8 +1,10 @@
 //! A run's state on disk: saving a checkpoint (learner, envs, episodes, plan, counters) with
 //! retention, resuming from one bit for bit, and starting a fresh run from a pretrained model.
 
-use crate::checkpoint::{self, Checkpoint, CheckpointState, CHECKPOINT_FORMAT};
+use crate::checkpoint::{self, Checkpoint, CheckpointState, InputDigest, CHECKPOINT_FORMAT};
 use crate::episodes::{Episodes, EpisodesState};
+use crate::recorder::{truncate_csv_after, METRICS_CSV};
+use crate::run_lock::RunLock;
 use crate::trainer::{TrainError, Trainer};
 use mocc_agents::LearnerState;
 use mocc_gym::EnvSnapshot;
@@ -21,16 +23,31 @@ impl Trainer {
     /// Continues the run saved in `checkpoint` (a checkpoint or run folder), writing into the
     /// run folder that holds it.
     pub fn resume(checkpoint: &Path) -> Result<Self, TrainError> {
+        let run_dir = checkpoint::run_dir_of(&checkpoint::resolve(checkpoint)?);
+        let lock = RunLock::acquire(&run_dir)?;
         let ckpt = Checkpoint::open(checkpoint)?;
         let loaded = ckpt.loaded_config();
         loaded.validate()?;
-        let run_dir = ckpt.run_dir();
+        InputDigest::check_unchanged(&ckpt.state.inputs)?;
         let Checkpoint {
             path,
             state,
             tensors,
         } = ckpt;
-        let mut t = Self::build(&loaded, &run_dir, state.schedule.clone())?;
+        let dropped = truncate_csv_after(&run_dir.join(METRICS_CSV), state.counters.env_steps)
+            .map_err(|source| TrainError::Io {
+                path: run_dir.join(METRICS_CSV),
+                source,
+            })?;
+        let mut t = Self::build(&loaded, &run_dir, lock, state.schedule.clone())?;
+        if dropped > 0 {
+            t.log.warn(format!(
+                "{METRICS_CSV}: dropped {dropped} rows logged after the checkpoint at {} env \
+                 steps (they are logged again as the run repeats that work)",
+                state.counters.env_steps
+            ));
+        }
+        t.inputs = state.inputs;
         let incompatible = |e: String| TrainError::Incompatible(format!("{}: {e}", path.display()));
         t.learner
             .restore(
@@ -98,6 +115,8 @@ impl Trainer {
                 .map_err(|e| TrainError::Incompatible(format!("env state: {e}")))?,
             schedule: self.plan.schedule().cloned(),
             git_revision: self.git_revision.clone(),
+            weights_sha256: None,
+            inputs: self.inputs.clone(),
         };
         let dir = self.run_dir.join("checkpoints");
         let path = checkpoint::save(&dir, &state, &self.learner.tensors())?;

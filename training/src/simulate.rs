@@ -73,14 +73,39 @@ pub struct SimulationReport {
     pub reward: f64,
 }
 
+/// Why a simulation stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum SimulationError {
+    /// The scenario, objective or horizon is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The row sink failed (its error names the output).
+    #[error(transparent)]
+    Output(std::io::Error),
+}
+
+/// Where rows go as they are simulated (a file writer, or a `Vec`): runs of any length stream
+/// through in constant memory.
+pub type RowSink<'a> = dyn FnMut(&MiRow) -> std::io::Result<()> + 'a;
+
 /// Runs the simulation; the episode limit is ignored (one long connection). With a fixed rate
 /// the sender also starts (and warms up) at that rate.
 pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport), ScenarioError> {
+    let mut rows = Vec::new();
+    let report = simulate_into(spec, &mut collect_into(&mut rows)).map_err(into_scenario)?;
+    Ok((rows, report))
+}
+
+/// [`simulate`], handing each row to `sink` instead of keeping it.
+pub fn simulate_into(
+    spec: &SimulationSpec,
+    sink: &mut RowSink<'_>,
+) -> Result<SimulationReport, SimulationError> {
     let scenario = match spec.action {
         Action::Rate(r) => Arc::new(spec.scenario.with_agent_start_rate(r)?),
         Action::Delta(_) => spec.scenario.clone(),
     };
-    Ok(run(
+    run(
         scenario,
         Horizon::Mis(spec.steps),
         spec.seed,
@@ -91,7 +116,24 @@ pub fn simulate(spec: &SimulationSpec) -> Result<(Vec<MiRow>, SimulationReport),
                 Action::Delta(0.0)
             }
         },
-    ))
+        sink,
+    )
+}
+
+/// A sink that appends to `rows`.
+fn collect_into(rows: &mut Vec<MiRow>) -> impl FnMut(&MiRow) -> std::io::Result<()> + '_ {
+    |row| {
+        rows.push(row.clone());
+        Ok(())
+    }
+}
+
+/// The error of a run whose sink cannot fail.
+fn into_scenario(e: SimulationError) -> ScenarioError {
+    match e {
+        SimulationError::Scenario(e) => e,
+        SimulationError::Output(e) => ScenarioError::invalid("output", e.to_string()),
+    }
 }
 
 /// How long a run lasts.
@@ -105,29 +147,19 @@ pub enum Horizon {
 }
 
 impl Horizon {
-    fn reached(self, rows: &[MiRow]) -> bool {
+    /// Whether a run that has recorded `mis` MIs, the last ending at `last_end_s`, is over.
+    fn reached(self, mis: usize, last_end_s: Option<f64>) -> bool {
         match self {
-            Horizon::Mis(n) => rows.len() >= n,
-            Horizon::Seconds(s) => rows.last().is_some_and(|r| r.time_s >= s),
+            Horizon::Mis(n) => mis >= n,
+            Horizon::Seconds(s) => last_end_s.is_some_and(|t| t >= s),
         }
     }
 }
 
 /// Runs a trained policy (checkpoint or export; or a baseline, which replaces the agent
-/// sender) as the agent sender of `scenario`, acting with
-/// its mean action under `objective`. The scenario's observation, metrics, action rule and MI
-/// sizing are replaced by the ones the policy was trained with.
-pub fn simulate_policy(
-    scenario: &ScenarioConfig,
-    policy: &LoadedPolicy,
-    objective: [f64; 3],
-    steps: usize,
-    seed: u64,
-) -> Result<(Vec<MiRow>, SimulationReport), ScenarioError> {
-    simulate_policy_for(scenario, policy, objective, Horizon::Mis(steps), seed)
-}
-
-/// [`simulate_policy`] over a [`Horizon`] (a number of MIs or a simulated duration).
+/// sender) as the agent sender of `scenario`, acting with its mean action under `objective`,
+/// over a [`Horizon`] (a number of MIs or a simulated duration). The scenario's observation,
+/// metrics, action rule and MI sizing are replaced by the ones the policy was trained with.
 pub fn simulate_policy_for(
     scenario: &ScenarioConfig,
     policy: &LoadedPolicy,
@@ -135,12 +167,33 @@ pub fn simulate_policy_for(
     horizon: Horizon,
     seed: u64,
 ) -> Result<(Vec<MiRow>, SimulationReport), ScenarioError> {
+    let mut rows = Vec::new();
+    let report = simulate_policy_into(
+        scenario,
+        policy,
+        objective,
+        horizon,
+        seed,
+        &mut collect_into(&mut rows),
+    )
+    .map_err(into_scenario)?;
+    Ok((rows, report))
+}
+
+/// [`simulate_policy_for`], handing each row to `sink` instead of keeping it.
+pub fn simulate_policy_into(
+    scenario: &ScenarioConfig,
+    policy: &LoadedPolicy,
+    objective: [f64; 3],
+    horizon: Horizon,
+    seed: u64,
+    sink: &mut RowSink<'_>,
+) -> Result<SimulationReport, SimulationError> {
     if let Horizon::Seconds(s) = horizon {
         if !(s.is_finite() && s > 0.0) {
-            return Err(ScenarioError::invalid(
-                "duration_s",
-                format!("must be > 0 (got {s})"),
-            ));
+            return Err(
+                ScenarioError::invalid("duration_s", format!("must be > 0 (got {s})")).into(),
+            );
         }
     }
     mocc_gym::config::validate_objective("--objective", &objective)?;
@@ -158,32 +211,36 @@ pub fn simulate_policy_for(
     }
     let scenario = Arc::new(Scenario::new(cfg, None)?);
     let w = objective.map(|v| v as f32);
-    Ok(run(scenario, horizon, seed, |env, k| {
-        Action::Delta(f64::from(policy.act(env.slot_observation(k), &w)[0]))
-    }))
+    run(
+        scenario,
+        horizon,
+        seed,
+        |env, k| Action::Delta(f64::from(policy.act(env.slot_observation(k), &w)[0])),
+        sink,
+    )
 }
 
 /// Steps one env until `horizon` of the first learned sender's MIs, choosing the action of
-/// every learned sender that decides (the scenario may hold several) from the env's state.
+/// every learned sender that decides (the scenario may hold several) from the env's state, and
+/// hands each MI's row to `sink`.
 fn run(
     scenario: Arc<Scenario>,
     horizon: Horizon,
     seed: u64,
     mut decide: impl FnMut(&Env, usize) -> Action,
-) -> (Vec<MiRow>, SimulationReport) {
+    sink: &mut RowSink<'_>,
+) -> Result<SimulationReport, SimulationError> {
     let k = scenario.config().observation.features.len();
     // One long connection: no learned sender leaves at the episode's MI limit.
     let scenario = Arc::new(scenario.with_episode_mis(u32::MAX));
     let mut env = Env::new(scenario, seed, 0);
-    let mut rows = Vec::with_capacity(match horizon {
-        Horizon::Mis(n) => n,
-        Horizon::Seconds(_) => 1024,
-    });
-    while !horizon.reached(&rows) {
+    let mut sums = ReportSums::default();
+    let mut last_end_s = None;
+    while !horizon.reached(sums.mis, last_end_s) {
         let step = env.step_driving(&mut decide);
         let obs = env.observation();
-        rows.push(MiRow {
-            mi: rows.len() + 1,
+        let row = MiRow {
+            mi: sums.mis + 1,
             time_s: step.info.time_s,
             duration_s: step.info.duration_s,
             send_pps: step.info.send_pps,
@@ -196,30 +253,56 @@ fn run(
             reward: step.reward,
             features: obs[obs.len() - k..].to_vec(),
             raw: *env.last_mi(env.slot_sender(0)),
-        });
+        };
+        sums.add(&row);
+        last_end_s = Some(row.time_s);
+        sink(&row).map_err(SimulationError::Output)?;
     }
-    let report = summarize(&rows);
-    (rows, report)
+    Ok(sums.report())
 }
 
-fn summarize(rows: &[MiRow]) -> SimulationReport {
-    let n = rows.len().max(1) as f64;
-    let mean = |f: fn(&MiRow) -> f64| rows.iter().map(f).sum::<f64>() / n;
-    SimulationReport {
-        mis: rows.len(),
-        duration_s: mean(|r| r.duration_s),
-        send_pps: mean(|r| r.send_pps),
-        thr_pps: mean(|r| r.thr_pps),
-        mean_rtt_s: mean(|r| r.mean_rtt_s),
-        loss: mean(|r| r.loss),
-        reward: mean(|r| r.reward),
+/// Running sums of the per-MI columns the report averages.
+#[derive(Debug, Default)]
+struct ReportSums {
+    mis: usize,
+    duration_s: f64,
+    send_pps: f64,
+    thr_pps: f64,
+    mean_rtt_s: f64,
+    loss: f64,
+    reward: f64,
+}
+
+impl ReportSums {
+    fn add(&mut self, r: &MiRow) {
+        self.mis += 1;
+        self.duration_s += r.duration_s;
+        self.send_pps += r.send_pps;
+        self.thr_pps += r.thr_pps;
+        self.mean_rtt_s += r.mean_rtt_s;
+        self.loss += r.loss;
+        self.reward += r.reward;
+    }
+
+    /// Unweighted means over the MIs added.
+    fn report(&self) -> SimulationReport {
+        let n = self.mis.max(1) as f64;
+        SimulationReport {
+            mis: self.mis,
+            duration_s: self.duration_s / n,
+            send_pps: self.send_pps / n,
+            thr_pps: self.thr_pps / n,
+            mean_rtt_s: self.mean_rtt_s / n,
+            loss: self.loss / n,
+            reward: self.reward / n,
+        }
     }
 }
 
-/// Writes the rows as CSV: the fixed columns, then one column per feature (spaces become `_`).
-pub fn write_csv<W: Write>(
-    mut out: W,
-    rows: &[MiRow],
+/// Writes the per-MI CSV header: the fixed columns, then one column per feature (spaces
+/// become `_`).
+pub fn write_csv_header<W: Write + ?Sized>(
+    out: &mut W,
     feature_names: &[&str],
 ) -> std::io::Result<()> {
     let mut header = String::from("mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward");
@@ -227,28 +310,30 @@ pub fn write_csv<W: Write>(
         header.push(',');
         header.push_str(&name.replace(' ', "_"));
     }
-    writeln!(out, "{header}")?;
-    for r in rows {
-        write!(
-            out,
-            "{},{},{},{},{},{},{},{}",
-            r.mi, r.time_s, r.duration_s, r.send_pps, r.thr_pps, r.mean_rtt_s, r.loss, r.reward
-        )?;
-        for v in &r.features {
-            write!(out, ",{v}")?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
+    writeln!(out, "{header}")
 }
 
-/// Writes the raw MI statistics, one row per MI ([`mocc_policy::MonitorInterval::CSV_HEADER`]).
-pub fn write_raw_csv<W: Write>(mut out: W, rows: &[MiRow]) -> std::io::Result<()> {
-    writeln!(out, "{}", mocc_policy::MonitorInterval::CSV_HEADER)?;
-    for r in rows {
-        writeln!(out, "{}", r.raw.to_csv_row())?;
+/// Writes one row under [`write_csv_header`].
+pub fn write_csv_row<W: Write + ?Sized>(out: &mut W, r: &MiRow) -> std::io::Result<()> {
+    write!(
+        out,
+        "{},{},{},{},{},{},{},{}",
+        r.mi, r.time_s, r.duration_s, r.send_pps, r.thr_pps, r.mean_rtt_s, r.loss, r.reward
+    )?;
+    for v in &r.features {
+        write!(out, ",{v}")?;
     }
-    Ok(())
+    writeln!(out)
+}
+
+/// Writes the raw MI statistics' header ([`mocc_policy::MonitorInterval::CSV_HEADER`]).
+pub fn write_raw_csv_header<W: Write + ?Sized>(out: &mut W) -> std::io::Result<()> {
+    writeln!(out, "{}", mocc_policy::MonitorInterval::CSV_HEADER)
+}
+
+/// Writes one MI's raw statistics under [`write_raw_csv_header`].
+pub fn write_raw_csv_row<W: Write + ?Sized>(out: &mut W, r: &MiRow) -> std::io::Result<()> {
+    writeln!(out, "{}", r.raw.to_csv_row())
 }
 
 /// Parses `bw_pps=B,delay_s=D,queue_pkts=Q,loss=L` into a fixed single-bottleneck scenario.
@@ -276,7 +361,12 @@ pub fn parse_network_spec(spec: &str) -> Result<ScenarioConfig, ScenarioError> {
                 ))
             }
         };
-        *slot = Some(v);
+        if slot.replace(v).is_some() {
+            return Err(ScenarioError::invalid(
+                format!("--network {}", key.trim()),
+                "given twice",
+            ));
+        }
     }
     let need = |v: Option<f64>, name: &str| {
         v.ok_or_else(|| ScenarioError::invalid("--network", format!("missing {name}")))
@@ -305,6 +395,12 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown key"));
+        assert!(
+            parse_network_spec("bw_pps=100,bw_pps=200,delay_s=0.05,queue_pkts=2")
+                .unwrap_err()
+                .to_string()
+                .contains("bw_pps: given twice")
+        );
         assert!(parse_network_spec("bw_pps=x")
             .unwrap_err()
             .to_string()

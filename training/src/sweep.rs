@@ -95,6 +95,10 @@ pub fn sweep(
     let base_omega = Landmarks::from_spec(&mocc.landmarks)
         .map_err(SweepError::Invalid)?
         .len();
+    std::fs::create_dir_all(out).map_err(|source| SweepError::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
     let per_landmark = base.config.budget.env_steps as f64 / base_omega as f64;
     let mut rows = Vec::new();
     for &omega in omegas {

@@ -4,11 +4,12 @@
 //! owns the model, sampling and the update, the plan (`crate::plan`) which objective each env
 //! runs, and `crate::run_state` saving, resuming and pretrained starts.
 
-use crate::checkpoint::{self, CheckpointError, Counters};
+use crate::checkpoint::{self, CheckpointError, Counters, InputDigest};
 use crate::config::{ConfigError, LoadedConfig, TrainConfig};
 use crate::episodes::Episodes;
 use crate::mi_stats::MiStats;
 use crate::plan::{group_means, plan_for, EnvReward, ObjectivePlan};
+use crate::run_lock::{RunLock, RunLockError};
 use crate::run_log::{update_scalars, RunLog};
 use crate::schedule::MoccSchedule;
 use mocc_agents::{
@@ -49,6 +50,9 @@ pub enum TrainError {
     /// A checkpoint that does not fit this config or build.
     #[error("{0}")]
     Incompatible(String),
+    /// Another process writes into the run folder.
+    #[error(transparent)]
+    Lock(#[from] RunLockError),
     /// Creating the run folder failed.
     #[error("{path}: {source}")]
     Io {
@@ -138,11 +142,18 @@ pub struct Trainer {
     pub(crate) last_checkpoint: Option<PathBuf>,
     pub(crate) saved_updates: Option<u64>,
     pub(crate) git_revision: Option<String>,
+    /// Digests of the files the run reads by path, checked again on resume.
+    pub(crate) inputs: Vec<InputDigest>,
+    /// Held while the run writes into `run_dir`.
+    _lock: RunLock,
 }
 
 impl Trainer {
     /// A fresh run of `loaded` writing into `run_dir`, which must not hold checkpoints yet.
     pub fn new(loaded: &LoadedConfig, run_dir: &Path) -> Result<Self, TrainError> {
+        let resolved = loaded.resolved()?;
+        let inputs = InputDigest::of_inputs(&resolved)?;
+        let lock = RunLock::acquire(run_dir)?;
         let ckpts = run_dir.join("checkpoints");
         if ckpts.is_dir() && checkpoint::list(&ckpts).is_ok_and(|l| !l.is_empty()) {
             return Err(TrainError::Incompatible(format!(
@@ -151,13 +162,16 @@ impl Trainer {
                 run_dir.display()
             )));
         }
-        Self::build(&loaded.resolved()?, run_dir, None)
+        let mut t = Self::build(&resolved, run_dir, lock, None)?;
+        t.inputs = inputs;
+        Ok(t)
     }
 
     /// The envs, learner, plan and log of a run; `saved_schedule` continues a landmark walk.
     pub(crate) fn build(
         loaded: &LoadedConfig,
         run_dir: &Path,
+        lock: RunLock,
         saved_schedule: Option<MoccSchedule>,
     ) -> Result<Self, TrainError> {
         let scenario = Arc::new(loaded.scenario()?);
@@ -183,6 +197,8 @@ impl Trainer {
             last_checkpoint: None,
             saved_updates: None,
             git_revision: None,
+            inputs: Vec::new(),
+            _lock: lock,
             config_path: loaded.path.clone(),
             run_dir: run_dir.to_path_buf(),
             config: cfg,

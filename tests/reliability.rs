@@ -1,0 +1,476 @@
+//! The command line under hostile but fair use (issue 19): absurd numbers, corrupted or edited
+//! inputs, two writers on one run, full disks. Each case fails with an error naming what is
+//! wrong, never a panic, a hang or a silent loss.
+
+use std::fs::{File, TryLockError};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn mocc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("mocc runs")
+}
+
+/// The command failed with a one-line error (no panic, no backtrace) that names `needle`.
+fn fails_naming(out: &Output, needle: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "succeeded; stderr: {err}");
+    assert_eq!(out.status.code(), Some(1), "not a clean exit: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains(needle), "{needle:?} not in: {err}");
+    err
+}
+
+fn succeeds(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "failed: {err}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A fresh path `<tmp>/mocc-rel-<pid>-<name>` (removed if it exists).
+fn temp(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("mocc-rel-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Trains `configs/tiny.yaml` (one checkpoint per update, three updates) into `run`.
+fn train_tiny(run: &Path, extra: &[&str]) {
+    let mut args = vec!["train", "configs/tiny.yaml", "--out", s(run)];
+    args.extend_from_slice(extra);
+    succeeds(&mocc(&args));
+}
+
+/// `mocc train configs/tiny.yaml --out RUN --set OVERRIDE`.
+fn train_tiny_set(run: &Path, set: &str) -> Output {
+    mocc(&["train", "configs/tiny.yaml", "--out", s(run), "--set", set])
+}
+
+const NET: &str = "bw_pps=100,delay_s=0.05,queue_pkts=10";
+
+#[test]
+fn absurd_rates_and_links_are_refused_by_name() {
+    let out = mocc(&["simulate", "--network", NET, "--rate", "1e7"]);
+    fails_naming(
+        &out,
+        "--rate: must be a number of packets/s in [0.001, 1000000]",
+    );
+    let out = mocc(&["simulate", "--network", NET, "--policy", "const:1e9"]);
+    fails_naming(&out, "const:RATE must be a number of packets/s");
+    for (network, field) in [
+        (
+            "bw_pps=1e-300,delay_s=0.05,queue_pkts=10",
+            "link.bandwidth_pps",
+        ),
+        ("bw_pps=100,delay_s=1e5,queue_pkts=10", "link.delay_s"),
+        (
+            "bw_pps=100,delay_s=0.05,queue_pkts=2.5",
+            "whole number of packets",
+        ),
+        (
+            "bw_pps=100,bw_pps=200,delay_s=0.05,queue_pkts=10",
+            "bw_pps: given twice",
+        ),
+    ] {
+        let out = mocc(&["simulate", "--network", network, "--rate", "100"]);
+        let err = fails_naming(&out, field);
+        assert!(err.len() < 300, "a bound prints short: {err}");
+    }
+}
+
+/// Runs mocc and fails the test if it has not exited within `limit` (a hang guard, not a speed
+/// test: the bound is a hundred times what the run needs).
+fn finishes_within(args: &[&str], limit: std::time::Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mocc runs");
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("mocc {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_largest_allowed_values_finish() {
+    // A queue of 10^7 packets behind a 1 pkt/s link with 10 s of delay, paced at 10^6 pkt/s:
+    // the RTT rule would size MIs of hours; MIs are capped (60 s, 10^6 packets).
+    let out = finishes_within(
+        &[
+            "simulate",
+            "--network",
+            "bw_pps=1,delay_s=10,queue_pkts=10000000",
+            "--rate",
+            "1e6",
+            "--steps",
+            "5",
+        ],
+        std::time::Duration::from_secs(120),
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(succeeds(&out).lines().last().unwrap()).unwrap();
+    assert!(json["duration_s"].as_f64().unwrap() <= 1.0 + 1e-9, "{json}");
+}
+
+#[test]
+fn envs_and_threads_are_bounded_before_anything_is_allocated() {
+    let run = temp("bounds");
+    let out = train_tiny_set(&run, "envs=100000000");
+    fails_naming(&out, "envs: at most 65536");
+    let out = train_tiny_set(&run, "threads=100000");
+    fails_naming(&out, "threads: at most");
+    let out = mocc(&["bench", "env", "--envs", "100000000", "--steps", "10"]);
+    fails_naming(&out, "envs: at most 65536");
+    let out = mocc(&["bench", "env", "--action", "nan", "--steps", "10"]);
+    fails_naming(&out, "--action: must be finite");
+    assert!(!run.exists(), "a refused run leaves no folder");
+}
+
+#[test]
+fn simulate_streams_rows_and_checks_every_write() {
+    // Rows are written as they are simulated (no allocation for u64::MAX steps); the first
+    // buffer flush into a full device is an error naming the file.
+    let out = mocc(&[
+        "simulate",
+        "--network",
+        NET,
+        "--rate",
+        "100",
+        "--steps",
+        "18446744073709551615",
+        "--out",
+        "/dev/full",
+    ]);
+    fails_naming(&out, "cannot write /dev/full");
+    // The result line on stdout is checked as well.
+    let full = File::create("/dev/full").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args([
+            "simulate",
+            "--network",
+            NET,
+            "--rate",
+            "100",
+            "--steps",
+            "3",
+        ])
+        .stdout(Stdio::from(full))
+        .output()
+        .unwrap();
+    fails_naming(&out, "cannot write to stdout");
+}
+
+#[test]
+fn inline_scenario_errors_name_the_field_and_empty_scenarios_are_refused() {
+    let run = temp("inline");
+    let out = train_tiny_set(&run, "scenario.bogus=1");
+    fails_naming(
+        &out,
+        "--set scenario.bogus=1: scenario.bogus: unknown field `bogus`",
+    );
+    let out = train_tiny_set(&run, "ppo.gamma=abc");
+    fails_naming(&out, "--set ppo.gamma=abc: ppo.gamma: invalid type");
+    // Inline in the file: the field is named, not "did not match any variant".
+    let cfg = temp("inline.yaml");
+    std::fs::write(
+        &cfg,
+        "scenario: {episode_mis: 50, bogus: 1}\nbudget: {env_steps: 64}\n",
+    )
+    .unwrap();
+    let out = mocc(&["train", s(&cfg), "--out", s(&run)]);
+    let err = fails_naming(&out, "unknown field `bogus`");
+    assert!(!err.contains("did not match any variant"), "{err}");
+    let empty = temp("empty-scenario.yaml");
+    std::fs::write(&empty, "# nothing here\n").unwrap();
+    let out = mocc(&["simulate", "--scenario", s(&empty), "--rate", "100"]);
+    fails_naming(&out, "empty scenario");
+    std::fs::write(
+        &cfg,
+        format!("scenario: {}\nbudget: {{env_steps: 64}}\n", s(&empty)),
+    )
+    .unwrap();
+    let out = mocc(&[
+        "train",
+        s(&cfg),
+        "--out",
+        s(&run),
+        "--set",
+        "scenario.episode_mis=9",
+    ]);
+    fails_naming(&out, "empty scenario");
+    assert!(!run.exists());
+    for f in [cfg, empty] {
+        std::fs::remove_file(f).unwrap();
+    }
+}
+
+#[test]
+fn a_scenario_trace_resolves_against_the_scenario_file() {
+    for policy in ["cubic", "const:300"] {
+        let out = mocc(&[
+            "simulate",
+            "--scenario",
+            "configs/scenarios/trace.yaml",
+            "--policy",
+            policy,
+            "--steps",
+            "3",
+        ]);
+        succeeds(&out);
+    }
+}
+
+#[test]
+fn messages_say_each_thing_once_and_name_missing_paths() {
+    let out = mocc(&["train", "/no/such/config.yaml"]);
+    let err = fails_naming(&out, "/no/such/config.yaml");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    let out = mocc(&["export", "/no/such/run", "--out", s(&temp("x"))]);
+    let err = fails_naming(&out, "no such file or folder");
+    assert!(!err.contains("no checkpoint here"), "{err}");
+    let out = mocc(&[
+        "simulate",
+        "--network",
+        "bw_pps=100,delay_s=0.05,queue_pkts=1e30",
+        "--rate",
+        "1",
+    ]);
+    let err = fails_naming(&out, "link.queue_pkts");
+    assert!(!err.contains("000000000000"), "{err}");
+}
+
+#[test]
+fn corrupted_checkpoints_are_refused_by_every_command() {
+    let run = temp("corrupt");
+    train_tiny(&run, &[]);
+    let ckpt = run.join("checkpoints/ckpt-00000003");
+    let weights = ckpt.join("model.safetensors");
+    let state = ckpt.join("state.json");
+    let good_weights = std::fs::read(&weights).unwrap();
+    let good_state = std::fs::read_to_string(&state).unwrap();
+    let export_to = temp("corrupt-export");
+    let commands: [Vec<&str>; 2] = [
+        vec!["export", s(&ckpt), "--out", s(&export_to)],
+        vec![
+            "simulate",
+            "--network",
+            NET,
+            "--policy",
+            s(&ckpt),
+            "--steps",
+            "3",
+        ],
+    ];
+    // One flipped bit in the last weight's bytes.
+    let mut flipped = good_weights.clone();
+    let last = flipped.len() - 2;
+    flipped[last] ^= 0x40;
+    std::fs::write(&weights, &flipped).unwrap();
+    for c in &commands {
+        fails_naming(&mocc(c), "SHA-256");
+    }
+    let resume = mocc(&["train", "--resume", s(&ckpt)]);
+    fails_naming(&resume, "SHA-256");
+    std::fs::write(&weights, &good_weights).unwrap();
+    // Statistics that cannot be, each named.
+    let mut json: serde_json::Value = serde_json::from_str(&good_state).unwrap();
+    json["obs_norm"]["var"][0] = serde_json::json!(-1.0);
+    std::fs::write(&state, json.to_string()).unwrap();
+    for c in &commands {
+        fails_naming(&mocc(c), "obs_norm.var[0]");
+    }
+    let mut json: serde_json::Value = serde_json::from_str(&good_state).unwrap();
+    json["obs_norm"]["mean"].as_array_mut().unwrap().pop();
+    std::fs::write(&state, json.to_string()).unwrap();
+    for c in &commands {
+        fails_naming(&mocc(c), "obs_norm.mean");
+    }
+    std::fs::write(&state, &good_state).unwrap();
+    succeeds(&mocc(&commands[1]));
+    assert!(
+        !export_to.exists(),
+        "no export was written from a corrupted checkpoint"
+    );
+    std::fs::remove_dir_all(&run).unwrap();
+}
+
+#[test]
+fn resume_refuses_an_edited_trace() {
+    let dir = temp("trace-run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("link.trace");
+    std::fs::copy("configs/traces/step-12mbps.trace", &trace).unwrap();
+    let cfg = dir.join("cfg.yaml");
+    std::fs::write(
+        &cfg,
+        "scenario: {episode_mis: 30, link: {trace: link.trace, delay_s: 0.02, queue_pkts: 50}}\n\
+         agent: {preset: aurora}\nppo: {num_steps: 32, num_minibatches: 2, update_epochs: 1}\n\
+         envs: 2\nbudget: {env_steps: 128}\nseed: 3\ndevice: cpu\nthreads: 1\n\
+         checkpoint: {every_updates: 1, keep_last: 2}\n",
+    )
+    .unwrap();
+    let run = dir.join("run");
+    succeeds(&mocc(&[
+        "train",
+        s(&cfg),
+        "--out",
+        s(&run),
+        "--set",
+        "budget.env_steps=64",
+    ]));
+    let mut text = std::fs::read_to_string(&trace).unwrap();
+    text.push_str("99999\n");
+    std::fs::write(&trace, text).unwrap();
+    let out = mocc(&["train", "--resume", s(&run)]);
+    fails_naming(
+        &out,
+        "link.trace: this input changed since the run started (SHA-256",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// (step, tag) pairs of a metrics.csv.
+fn metric_rows(run: &Path) -> Vec<(u64, String)> {
+    std::fs::read_to_string(run.join("metrics.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (c[1].parse().unwrap(), c[2].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn resume_rolls_metrics_back_to_the_checkpoint() {
+    let run = temp("rollback");
+    train_tiny(&run, &["--set", "checkpoint.keep_last=3"]);
+    let full = metric_rows(&run);
+    // As if killed after logging update 3 but before its checkpoint landed.
+    std::fs::remove_dir_all(run.join("checkpoints/ckpt-00000003")).unwrap();
+    succeeds(&mocc(&["train", "--resume", s(&run)]));
+    let resumed = metric_rows(&run);
+    assert_eq!(resumed.len(), full.len(), "no row twice");
+    let steps: Vec<u64> = resumed.iter().map(|r| r.0).collect();
+    assert!(
+        steps.windows(2).all(|w| w[0] <= w[1]),
+        "steps never go back: {steps:?}"
+    );
+    let mut pairs = resumed.clone();
+    pairs.sort();
+    pairs.dedup();
+    assert_eq!(pairs.len(), resumed.len(), "a (step, tag) pair repeats");
+    std::fs::remove_dir_all(&run).unwrap();
+}
+
+#[test]
+fn a_run_folder_has_one_writer() {
+    let run = temp("locked");
+    train_tiny(&run, &[]);
+    let lock = File::options()
+        .read(true)
+        .write(true)
+        .open(run.join("mocc.lock"))
+        .unwrap();
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => panic!("a finished run still holds its lock"),
+        Err(TryLockError::Error(e)) => panic!("{e}"),
+    }
+    let out = mocc(&["train", "--resume", s(&run)]);
+    fails_naming(&out, "the run folder is in use");
+    let out = mocc(&["train", "configs/tiny.yaml", "--out", s(&run)]);
+    fails_naming(&out, "the run folder is in use");
+    drop(lock);
+    succeeds(&mocc(&["train", "--resume", s(&run)]));
+    std::fs::remove_dir_all(&run).unwrap();
+}
+
+#[test]
+fn bench_policy_refuses_empty_budgets_and_another_model() {
+    let a = temp("bench-a");
+    let b = temp("bench-b");
+    train_tiny(&a, &[]);
+    train_tiny(&b, &["--set", "seed=8"]);
+    let export = temp("bench-export");
+    succeeds(&mocc(&["export", s(&a), "--out", s(&export)]));
+    for (flag, value) in [("--decisions", "0"), ("--repeats", "0")] {
+        let out = mocc(&["bench", "policy", "--policy", s(&export), flag, value]);
+        fails_naming(&out, &format!("{flag}: must be >= 1"));
+    }
+    let small = ["--decisions", "100", "--repeats", "1"];
+    let mut args = vec![
+        "bench",
+        "policy",
+        "--policy",
+        s(&export),
+        "--compare-checkpoint",
+        s(&b),
+    ];
+    args.extend(small);
+    fails_naming(&mocc(&args), "is not the model of this export");
+    let mut args = vec![
+        "bench",
+        "policy",
+        "--policy",
+        s(&export),
+        "--compare-checkpoint",
+        s(&a),
+    ];
+    args.extend(small);
+    let json: serde_json::Value =
+        serde_json::from_str(succeeds(&mocc(&args)).lines().last().unwrap()).unwrap();
+    assert!(json["speedup_vs_tch"].as_f64().unwrap() > 0.0, "{json}");
+    for d in [a, b, export] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+#[test]
+fn plot_curve_refuses_an_empty_log_and_creates_its_folder() {
+    let run = temp("plot");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("metrics.csv"), "wall_time,step,tag,value\n").unwrap();
+    fails_naming(&mocc(&["plot", "curve", s(&run)]), "no rows");
+    std::fs::write(
+        run.join("metrics.csv"),
+        "wall_time,step,tag,value\n1,10,charts/episodic_return,1\n1,20,charts/episodic_return,2\n",
+    )
+    .unwrap();
+    let png = run.join("new/folder/curve.png");
+    succeeds(&mocc(&["plot", "curve", s(&run), "--out", s(&png)]));
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    std::fs::remove_dir_all(&run).unwrap();
+}
+
+#[test]
+fn a_refused_sweep_leaves_no_folder() {
+    let out_dir = temp("sweep");
+    let out = mocc(&[
+        "sweep",
+        "configs/tiny-mocc.yaml",
+        "--omega",
+        "7",
+        "--out",
+        s(&out_dir),
+    ]);
+    fails_naming(&out, "--omega 7");
+    assert!(!out_dir.exists());
+}
