@@ -22,11 +22,15 @@ export LIBTORCH := $(LIBTORCH_DIR)/torch
 # Python tools the tests use (TensorBoard, to read our event files back).
 PYTOOLS_DIR := $(CACHE_DIR)/pytools
 
+# The real-network tests (mocc-net) run as root; there a missing capability fails them
+# instead of skipping them (CI runs as root).
+MOCC_REQUIRE_NET ?= $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
+
 # Benchmark workload (Aurora's default scenario, 50 envs x 400 MIs, constant action 0).
 BENCH_SCENARIO ?= configs/aurora-env.yaml
 BENCH_STEPS ?= 200000
 
-.PHONY: all libtorch pytools build train test bench bench-env fmt clippy
+.PHONY: all libtorch pytools nettools build train test bench bench-env fmt clippy
 
 all: build
 
@@ -38,6 +42,9 @@ $(LIBTORCH_DIR)/.installed:
 # The script returns at once when the package list is already installed.
 pytools:
 	scripts/install-pytools.sh "$(PYTOOLS_DIR)"
+
+nettools:
+	scripts/install-nettools.sh
 
 build: libtorch
 	$(CARGO) build --release $(FEATURES)
@@ -53,8 +60,9 @@ bench-env: build
 	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 2 --steps $(BENCH_STEPS)
 
 # Every test of the workspace, optimized, with debug assertions (profile `ci`).
-test: libtorch pytools
+test: libtorch pytools nettools
 	MOCC_PYTOOLS="$(PYTOOLS_DIR)" MOCC_REQUIRE_TENSORBOARD=1 MOCC_REQUIRE_NOTEBOOKS=1 \
+		MOCC_REQUIRE_NET=$(MOCC_REQUIRE_NET) \
 		$(CARGO) test --profile ci --workspace $(FEATURES)
 
 bench: libtorch

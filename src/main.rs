@@ -32,6 +32,8 @@ enum Command {
     Plot(cmd::plot::PlotArgs),
     /// Measure performance.
     Bench(cmd::bench::BenchArgs),
+    /// Drive real UDP flows through an emulated Linux path (root).
+    Net(cmd::net::NetArgs),
 }
 
 fn main() {
@@ -46,6 +48,7 @@ fn main() {
         Command::Experiment(args) => cmd::experiment::run(args),
         Command::Plot(args) => cmd::plot::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Net(args) => cmd::net::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {}", error_chain(&e));

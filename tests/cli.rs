@@ -1,15 +1,11 @@
 //! Smoke tests of the `mocc` command line on tiny budgets.
 
+mod common;
+
+use common::mocc;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn mocc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mocc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("mocc runs")
-}
 
 fn stdout_json(out: &Output) -> serde_json::Value {
     assert!(

@@ -2,17 +2,13 @@
 //! inputs, two writers on one run, full disks. Each case fails with an error naming what is
 //! wrong, never a panic, a hang or a silent loss.
 
+mod common;
+
+use common::mocc;
+
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn mocc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mocc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("mocc runs")
-}
 
 /// The command failed with a one-line error (no panic, no backtrace) that names `needle`.
 fn fails_naming(out: &Output, needle: &str) -> String {

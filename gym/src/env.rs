@@ -25,6 +25,31 @@ pub enum Action {
 
 pub use crate::limits::{MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS};
 
+impl StepInfo {
+    /// The statistics of a closed MI with `outcome` (see [`MiOutcome::of_mi`]), sent at
+    /// `rate_pps` and rewarded `reward`.
+    pub fn new(mi: &MonitorInterval, outcome: &MiOutcome, rate_pps: f64, reward: f64) -> Self {
+        Self {
+            time_s: mi.send_end_s,
+            duration_s: mi.send_dur_s(),
+            send_pps: mi.send_rate_pps(),
+            throughput_pps: outcome.delivered_pps,
+            metric_thr_pps: outcome.throughput_pps,
+            mean_rtt_s: outcome.mean_rtt_s,
+            loss: outcome.loss,
+            utilization: if outcome.capacity_pps > 0.0 {
+                outcome.delivered_pps / outcome.capacity_pps
+            } else {
+                0.0
+            },
+            capacity_pps: outcome.capacity_pps,
+            base_rtt_s: outcome.base_rtt_s,
+            rate_pps,
+            reward,
+        }
+    }
+}
+
 /// Per-step statistics of the agent sender (Aurora's per-MI values).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct StepInfo {
@@ -525,15 +550,13 @@ impl Env {
         let cfg = self.scenario.config();
         let link = self.net.link();
         let slot = &self.slots[k];
-        let outcome = MiOutcome {
-            throughput_pps: cfg.metrics.throughput_pps(mi),
-            delivered_pps: mi.throughput_pps(),
-            mean_rtt_s: mi.avg_latency_s(),
-            loss: mi.loss_ratio(),
-            capacity_pps: link.capacity_pps(mi.send_start_s, mi.send_end_s),
-            base_rtt_s: 2.0 * link.params_at(mi.send_end_s).delay_s
+        let outcome = MiOutcome::of_mi(
+            mi,
+            cfg.metrics,
+            link.capacity_pps(mi.send_start_s, mi.send_end_s),
+            2.0 * link.params_at(mi.send_end_s).delay_s
                 + self.net.senders()[slot.sender].extra_rtt_s(),
-        };
+        );
         let mut reward = cfg.reward.reward(&outcome, &slot.objective);
         if !cfg.reward_terms.is_off() {
             let flows = self.flows_on_link(mi.send_end_s).max(1);
@@ -550,24 +573,7 @@ impl Env {
             reward,
             terminated: false,
             truncated: steps >= cfg.episode_mis,
-            info: StepInfo {
-                time_s: mi.send_end_s,
-                duration_s: mi.send_dur_s(),
-                send_pps: mi.send_rate_pps(),
-                throughput_pps: outcome.delivered_pps,
-                metric_thr_pps: outcome.throughput_pps,
-                mean_rtt_s: outcome.mean_rtt_s,
-                loss: outcome.loss,
-                utilization: if outcome.capacity_pps > 0.0 {
-                    outcome.delivered_pps / outcome.capacity_pps
-                } else {
-                    0.0
-                },
-                capacity_pps: outcome.capacity_pps,
-                base_rtt_s: outcome.base_rtt_s,
-                rate_pps: self.slots[k].rate_pps,
-                reward,
-            },
+            info: StepInfo::new(mi, &outcome, self.slots[k].rate_pps, reward),
         }
     }
 

@@ -17,7 +17,6 @@ pub mod limits;
 pub mod link;
 pub mod reward;
 pub mod scenario;
-pub mod serde_float;
 pub mod sim;
 pub mod trace;
 pub mod vec_env;
@@ -30,6 +29,7 @@ pub use env::{
 };
 pub use error::ScenarioError;
 pub use link::{Link, LinkParams};
+pub use mocc_policy::serde_float;
 pub use mocc_policy::MetricsVersion;
 pub use reward::{MiOutcome, RewardKind, RewardTerms};
 pub use scenario::Scenario;

@@ -19,6 +19,27 @@ pub struct MiOutcome {
     pub base_rtt_s: f64,
 }
 
+impl MiOutcome {
+    /// The outcome of a closed MI on a path of `capacity_pps` and propagation RTT
+    /// `base_rtt_s`, with throughput as `metrics` defines it: the one conversion from an MI's
+    /// raw statistics, simulated or measured on a real path.
+    pub fn of_mi(
+        mi: &mocc_policy::MonitorInterval,
+        metrics: mocc_policy::MetricsVersion,
+        capacity_pps: f64,
+        base_rtt_s: f64,
+    ) -> Self {
+        Self {
+            throughput_pps: metrics.throughput_pps(mi),
+            delivered_pps: mi.throughput_pps(),
+            mean_rtt_s: mi.avg_latency_s(),
+            loss: mi.loss_ratio(),
+            capacity_pps,
+            base_rtt_s,
+        }
+    }
+}
+
 /// The reward of an MI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

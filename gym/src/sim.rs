@@ -11,7 +11,7 @@
 //! the lower sender index goes first; within a sender, receiver arrivals, then ack arrivals, then
 //! the send; equal-time acks by lower RTT first, then delivered before lost.
 
-use mocc_policy::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
+use mocc_policy::{MiCounters, MonitorInterval};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -56,17 +56,6 @@ impl InFlight {
     fn precedes_or_ties(&self, other: &InFlight) -> bool {
         (self.arrival_s, self.rtt_s, self.lost) <= (other.arrival_s, other.rtt_s, other.lost)
     }
-}
-
-/// Counters of the MI in progress.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-struct MiCounters {
-    #[serde(with = "crate::serde_float")]
-    start_s: f64,
-    sent: u64,
-    acked: u64,
-    lost: u64,
-    rtt_samples: Vec<f64>,
 }
 
 /// Lifetime totals of a sender (for conservation checks and summaries).
@@ -148,10 +137,7 @@ impl Sender {
             next_send_s: start_s + 1.0 / rate_pps,
             at_receiver: VecDeque::new(),
             inflight: VecDeque::new(),
-            mi: MiCounters {
-                start_s,
-                ..MiCounters::default()
-            },
+            mi: MiCounters::starting_at(start_s),
             totals: SenderTotals::default(),
             mi_end_s: f64::INFINITY,
             cc: None,
@@ -173,11 +159,7 @@ impl Sender {
         self.next_send_s = start_s + 1.0 / rate_pps;
         self.at_receiver.clear();
         self.inflight.clear();
-        self.mi.start_s = start_s;
-        self.mi.sent = 0;
-        self.mi.acked = 0;
-        self.mi.lost = 0;
-        self.mi.rtt_samples.clear();
+        self.mi.restart(start_s);
         self.totals = SenderTotals::default();
         self.mi_end_s = f64::INFINITY;
         self.cc = None;
@@ -245,22 +227,7 @@ impl Sender {
 
     /// Closes the MI in progress at `now` and starts the next one.
     pub fn close_mi(&mut self, now: f64) -> MonitorInterval {
-        let mi = MonitorInterval {
-            bytes_sent: self.mi.sent as f64 * BYTES_PER_PACKET,
-            bytes_acked: self.mi.acked as f64 * BYTES_PER_PACKET,
-            bytes_lost: self.mi.lost as f64 * BYTES_PER_PACKET,
-            send_start_s: self.mi.start_s,
-            send_end_s: now,
-            recv_start_s: self.mi.start_s,
-            recv_end_s: now,
-            rtt: RttSummary::from_samples(&self.mi.rtt_samples),
-        };
-        self.mi.start_s = now;
-        self.mi.sent = 0;
-        self.mi.acked = 0;
-        self.mi.lost = 0;
-        self.mi.rtt_samples.clear();
-        mi
+        self.mi.close(now)
     }
 
     fn push_inflight(&mut self, p: InFlight, meta: Option<PacketMeta>) {
@@ -310,12 +277,11 @@ impl Sender {
             return;
         };
         if p.lost {
-            self.mi.lost += 1;
+            self.mi.on_lost();
             self.totals.lost += 1;
         } else {
-            self.mi.acked += 1;
+            self.mi.on_acked(p.rtt_s);
             self.totals.acked += 1;
-            self.mi.rtt_samples.push(p.rtt_s);
         }
         if self.cc.is_some() {
             if let Some(m) = self.meta.pop_front() {
@@ -491,7 +457,7 @@ impl Network {
                 return;
             }
         }
-        sender.mi.sent += 1;
+        sender.mi.on_sent();
         sender.totals.sent += 1;
         sender.next_send_s = t + 1.0 / sender.rate_pps;
         sender.last_send_s = t;
@@ -570,6 +536,7 @@ impl Network {
 mod tests {
     use super::*;
     use crate::link::LinkParams;
+    use mocc_policy::BYTES_PER_PACKET;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 

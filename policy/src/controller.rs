@@ -54,13 +54,26 @@ impl Controller {
     /// start rate, or with `warmup_mis = 0` the rate after the first decision). A start rate
     /// that is not a positive number becomes the policy's minimum rate.
     pub fn reset(&mut self, start_rate_pps: f64) -> f64 {
+        self.start(start_rate_pps, 0.0)
+    }
+
+    /// [`Controller::reset`] on a path whose one-way delay is estimated at `one_way_delay_s`
+    /// (half a handshake's RTT): until an MI carries RTT samples, MIs last
+    /// `initial_delay_factor` of it, as the gym's first MIs do. With [`Controller::mi_duration_s`]
+    /// a transport needs no MI clock of its own.
+    pub fn start(&mut self, start_rate_pps: f64, one_way_delay_s: f64) -> f64 {
         self.rate_pps = if start_rate_pps.is_finite() && start_rate_pps > 0.0 {
             start_rate_pps
         } else {
             self.policy.rate_rule().min_rate_pps
         };
         self.last_action = None;
-        if self.clock.reset(0.0) {
+        let estimate = if one_way_delay_s.is_finite() && one_way_delay_s > 0.0 {
+            one_way_delay_s
+        } else {
+            0.0
+        };
+        if self.clock.reset(estimate) {
             self.decide();
         }
         self.rate_pps
@@ -121,6 +134,13 @@ impl Controller {
     /// the same way by `MonitorIntervalConfig::duration_s`, as the gym does through the warm-up).
     pub fn next_mi_duration_s(&self) -> Option<f64> {
         self.clock.sampled_duration_s(self.rate_pps)
+    }
+
+    /// Length of the next MI at the current rate (s): `initial_delay_factor` one-way delays
+    /// (as given to [`Controller::start`]) until an MI had RTT samples, then `rtt_factor` times
+    /// the last sampled mean RTT; floored at `min_packets` and capped as every MI is.
+    pub fn mi_duration_s(&self) -> f64 {
+        self.clock.next_duration_s(self.rate_pps)
     }
 
     /// The policy.

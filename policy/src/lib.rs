@@ -25,6 +25,7 @@ pub mod net;
 pub mod normalize;
 pub mod objective;
 pub mod rate;
+pub mod serde_float;
 pub mod spec;
 
 pub use clock::MiClock;
@@ -36,7 +37,7 @@ pub use features::{
     NO_BASELINE_LATENCY_S,
 };
 pub use history::{ObservationBuilder, ObservationConfig};
-pub use mi::{MonitorInterval, MonitorIntervalConfig, RttSummary, BYTES_PER_PACKET};
+pub use mi::{MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, BYTES_PER_PACKET};
 pub use net::{Activation, OBJECTIVE_DIM};
 pub use normalize::{
     normalize_value, Normalization, Normalizer, DEFAULT_OBS_CLIP, DEFAULT_OBS_EPS,

@@ -74,6 +74,81 @@ pub struct MonitorInterval {
     pub rtt: RttSummary,
 }
 
+/// The counts of the MI in progress, as a sender forms them (simulated or real): packets sent,
+/// acknowledged and detected lost since `start_s`, and the RTT samples of the acknowledged ones
+/// in arrival order. The one owner of how an MI's statistics are formed: the gym's senders and
+/// a real transport count through it alike.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MiCounters {
+    /// Start of the MI (s); infinite for a sender that has not started.
+    #[serde(with = "crate::serde_float")]
+    pub start_s: f64,
+    /// Packets sent.
+    pub sent: u64,
+    /// Packets acknowledged.
+    pub acked: u64,
+    /// Packets detected lost.
+    pub lost: u64,
+    /// RTT samples (s) of the acknowledged packets.
+    pub rtt_samples: Vec<f64>,
+}
+
+impl MiCounters {
+    /// Empty counters of an MI starting at `start_s`.
+    pub fn starting_at(start_s: f64) -> Self {
+        Self {
+            start_s,
+            ..Self::default()
+        }
+    }
+
+    /// Empties the counters for an MI starting at `start_s` (keeps the sample buffer).
+    pub fn restart(&mut self, start_s: f64) {
+        self.start_s = start_s;
+        self.sent = 0;
+        self.acked = 0;
+        self.lost = 0;
+        self.rtt_samples.clear();
+    }
+
+    /// A packet was sent.
+    #[inline]
+    pub fn on_sent(&mut self) {
+        self.sent += 1;
+    }
+
+    /// A packet was acknowledged after `rtt_s`.
+    #[inline]
+    pub fn on_acked(&mut self, rtt_s: f64) {
+        self.acked += 1;
+        self.rtt_samples.push(rtt_s);
+    }
+
+    /// A packet was detected lost.
+    #[inline]
+    pub fn on_lost(&mut self) {
+        self.lost += 1;
+    }
+
+    /// Closes the MI at `now` and starts the next one there. Every time field of the result is
+    /// an MI boundary: sending and acknowledgements both span `[start_s, now]`, as in PCC-RL
+    /// (not the first and last packet's times).
+    pub fn close(&mut self, now: f64) -> MonitorInterval {
+        let mi = MonitorInterval {
+            bytes_sent: self.sent as f64 * BYTES_PER_PACKET,
+            bytes_acked: self.acked as f64 * BYTES_PER_PACKET,
+            bytes_lost: self.lost as f64 * BYTES_PER_PACKET,
+            send_start_s: self.start_s,
+            send_end_s: now,
+            recv_start_s: self.start_s,
+            recv_end_s: now,
+            rtt: RttSummary::from_samples(&self.rtt_samples),
+        };
+        self.restart(now);
+        mi
+    }
+}
+
 impl MonitorInterval {
     /// Sending duration (s).
     pub fn send_dur_s(&self) -> f64 {

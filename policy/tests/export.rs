@@ -392,3 +392,26 @@ fn embedded_sections_refuse_unknown_and_missing_fields() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_controller_started_on_a_path_sizes_its_first_mis_from_the_delay_estimate() {
+    let (dir, _) = write("start-on-path", true);
+    let policy = std::sync::Arc::new(Policy::load(&dir).unwrap());
+    let sizing = policy.spec().monitor_interval.sizing;
+    let mut c = Controller::new(policy, [0.6, 0.3, 0.1]).unwrap();
+    assert_eq!(c.start(200.0, 0.025), 200.0);
+    let expected = sizing.duration_s(sizing.initial_delay_factor * 0.025, 200.0);
+    assert!((c.mi_duration_s() - expected).abs() < 1e-12);
+    assert!(c.mi_duration_s() > 0.0);
+    // An MI with RTT samples hands the sizing to the RTT rule.
+    let mut k = 0;
+    while c.next_mi_duration_s().is_none() {
+        c.on_monitor_interval(&mi(k, 0.08));
+        k += 1;
+    }
+    assert_eq!(Some(c.mi_duration_s()), c.next_mi_duration_s());
+    // `reset` is a start without a delay estimate.
+    c.reset(200.0);
+    assert_eq!(c.mi_duration_s(), sizing.duration_s(0.0, 200.0));
+    let _ = std::fs::remove_dir_all(dir);
+}

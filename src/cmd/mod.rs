@@ -6,6 +6,7 @@ pub mod bench;
 pub mod eval;
 pub mod experiment;
 pub mod export;
+pub mod net;
 pub mod plot;
 pub mod simulate;
 pub mod sweep;

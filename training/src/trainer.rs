@@ -233,7 +233,10 @@ impl Trainer {
             let sps = (self.counters.env_steps - steps_at_start) as f64
                 / start.elapsed().as_secs_f64().max(1e-9);
             self.log_update(&losses, &net, sps);
-            if self.counters.updates % self.config.checkpoint.every_updates == 0
+            if self
+                .counters
+                .updates
+                .is_multiple_of(self.config.checkpoint.every_updates)
                 || self.counters.updates == self.total_updates
             {
                 self.save_checkpoint()?;

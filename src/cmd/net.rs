@@ -1,0 +1,363 @@
+//! `mocc net`: policies driving real UDP flows through an emulated Linux path.
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use mocc_net::transport::{
+    run_controlled_flow, ConstantRate, FlowOutcome, PolicyDriver, RateDriver,
+};
+use mocc_net::{PathSpec, Topology};
+use mocc_policy::{Controller, MetricsVersion, Policy};
+use mocc_training::eval::RunMetrics;
+use mocc_training::real_path::flow_metrics;
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `mocc net`.
+#[derive(Debug, Args)]
+pub struct NetArgs {
+    #[command(subcommand)]
+    what: NetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum NetCommand {
+    /// Run flows through a real emulated path (root; network namespaces, tbf + pfifo, nftables
+    /// loss, a user-space delay line) and report them as `mocc eval` does.
+    Run(RunArgs),
+}
+
+/// Arguments of `mocc net run`.
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The bottleneck: bw_pps=B,delay_s=D,queue_pkts=Q[,loss=L] (one-way delay, 1500-byte
+    /// packets).
+    #[arg(long)]
+    link: String,
+    /// A flow: SCHEME[:W_THR,W_LAT,W_LOSS][@START_S], SCHEME an export folder (`mocc export`)
+    /// or const:RATE (packets/s). Repeat for several flows sharing the bottleneck.
+    #[arg(long = "flow", required = true)]
+    flows: Vec<String>,
+    /// Seconds from the first flow's start to the end of the run.
+    #[arg(long, default_value_t = 20.0)]
+    duration: f64,
+    /// Rate a learned flow starts at (packets/s; default: half the bottleneck's rate).
+    #[arg(long)]
+    start_rate: Option<f64>,
+    /// Output folder: results.csv and one mis-<k>.csv per flow.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// One `--flow`.
+#[derive(Debug, Clone)]
+struct FlowRequest {
+    scheme: String,
+    objective: Option<[f64; 3]>,
+    start_s: f64,
+}
+
+/// Runs `mocc net ...`.
+pub fn run(args: NetArgs) -> anyhow::Result<()> {
+    match args.what {
+        NetCommand::Run(a) => run_flows(a),
+    }
+}
+
+fn run_flows(a: RunArgs) -> anyhow::Result<()> {
+    let path = parse_link(&a.link)?;
+    if !(a.duration.is_finite() && a.duration > 0.0) {
+        bail!("--duration: must be > 0 (got {})", a.duration);
+    }
+    let requests = a
+        .flows
+        .iter()
+        .map(|f| parse_flow(f, a.duration))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let start_rate = a.start_rate.unwrap_or(path.bandwidth_pps / 2.0);
+    mocc_gym::limits::check_rate(start_rate).map_err(|m| anyhow::anyhow!("--start-rate: {m}"))?;
+    let drivers = requests
+        .iter()
+        .map(|r| driver_for(r, start_rate))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let topology = Topology::create(&path).context("cannot build the emulated path")?;
+    let outcomes = run_together(&topology, &requests, drivers, a.duration)?;
+    topology
+        .close()
+        .context("cannot remove the emulated path")?;
+    let rows = result_rows(&a.link, &path, &requests, &outcomes);
+    write_results(&a.out, &rows, &outcomes)?;
+    eprintln!("results: {}", a.out.join("results.csv").display());
+    super::print_line(serde_json::to_string(&summary(&path, &rows, &outcomes))?)
+}
+
+/// Parses `bw_pps=B,delay_s=D,queue_pkts=Q[,loss=L]` with the simulator's parser and bounds.
+fn parse_link(spec: &str) -> anyhow::Result<PathSpec> {
+    let config = mocc_training::simulate::parse_network_spec(spec)?;
+    mocc_gym::Scenario::new(config.clone(), None)?;
+    let fixed = |r: mocc_gym::Range, name: &str| match r {
+        mocc_gym::Range::Fixed(v) => Ok(v),
+        _ => bail!("--link {name}: must be one number"),
+    };
+    let queue = match config.link.queue_pkts {
+        mocc_gym::config::QueueRange::Fixed(q) => q,
+        _ => bail!("--link queue_pkts: must be one number"),
+    };
+    let path = PathSpec {
+        bandwidth_pps: fixed(config.link.bandwidth_pps, "bw_pps")?,
+        delay_s: fixed(config.link.delay_s, "delay_s")?,
+        queue_pkts: queue as u32,
+        loss: fixed(config.link.loss, "loss")?,
+    };
+    path.validate()
+        .map_err(|e| anyhow::anyhow!("--link: {e}"))?;
+    Ok(path)
+}
+
+/// Parses `SCHEME[:W_THR,W_LAT,W_LOSS][@START_S]`.
+fn parse_flow(text: &str, duration: f64) -> anyhow::Result<FlowRequest> {
+    let bad = |m: String| anyhow::anyhow!("--flow {text}: {m}");
+    let (rest, start_s) = match text.rsplit_once('@') {
+        Some((r, s)) => (
+            r,
+            s.parse::<f64>()
+                .map_err(|_| bad(format!("start {s:?} is not a number")))?,
+        ),
+        None => (text, 0.0),
+    };
+    if !(start_s.is_finite() && start_s >= 0.0 && start_s < duration) {
+        return Err(bad(format!(
+            "start {start_s} s must lie in [0, --duration {duration})"
+        )));
+    }
+    let (scheme, objective) = match rest.rsplit_once(':') {
+        Some((s, w)) if w.contains(',') => {
+            let w = mocc_policy::objective::parse(w).map_err(|e| bad(e.to_string()))?;
+            (s.to_string(), Some(w))
+        }
+        _ => (rest.to_string(), None),
+    };
+    Ok(FlowRequest {
+        scheme,
+        objective,
+        start_s,
+    })
+}
+
+/// The rate rule of a flow: a constant rate, or an export's controller.
+fn driver_for(r: &FlowRequest, start_rate: f64) -> anyhow::Result<Box<dyn RateDriver>> {
+    if let Some(rate) = r.scheme.strip_prefix("const:") {
+        let rate: f64 = rate
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--flow {}: not a number: {rate:?}", r.scheme))?;
+        mocc_gym::limits::check_rate(rate)
+            .map_err(|m| anyhow::anyhow!("--flow {}: {m}", r.scheme))?;
+        return Ok(Box::new(ConstantRate::new(rate)));
+    }
+    let dir = Path::new(&r.scheme);
+    let policy = Policy::load(dir).with_context(|| {
+        format!(
+            "--flow {}: not const:RATE and not an export folder (make one with `mocc export`)",
+            r.scheme
+        )
+    })?;
+    let objective = r.objective.unwrap_or(policy.spec().default_objective);
+    let controller = Controller::new(Arc::new(policy), objective)
+        .map_err(|e| anyhow::anyhow!("--flow {}: {e}", r.scheme))?;
+    Ok(Box::new(PolicyDriver::new(controller, start_rate)))
+}
+
+/// Runs every flow at its start time until the run's end.
+fn run_together(
+    topology: &Topology,
+    requests: &[FlowRequest],
+    drivers: Vec<Box<dyn RateDriver>>,
+    duration: f64,
+) -> anyhow::Result<Vec<FlowOutcome>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = requests
+            .iter()
+            .zip(drivers)
+            .enumerate()
+            .map(|(k, (r, driver))| {
+                scope.spawn(move || {
+                    std::thread::sleep(Duration::from_secs_f64(r.start_s));
+                    let length = Duration::from_secs_f64(duration - r.start_s);
+                    run_controlled_flow(topology, k as u16, driver, length)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(k, h)| {
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("flow {k} panicked"))?
+                    .with_context(|| format!("flow {k} ({})", requests[k].scheme))
+            })
+            .collect()
+    })
+}
+
+/// One row of results.csv.
+#[derive(Debug, Clone, Serialize)]
+struct ResultRow {
+    source: &'static str,
+    flow: usize,
+    policy: String,
+    network: String,
+    w_thr: f64,
+    w_lat: f64,
+    w_loss: f64,
+    start_s: f64,
+    #[serde(flatten)]
+    metrics: RunMetrics,
+}
+
+fn result_rows(
+    link: &str,
+    path: &PathSpec,
+    requests: &[FlowRequest],
+    outcomes: &[FlowOutcome],
+) -> Vec<ResultRow> {
+    requests
+        .iter()
+        .zip(outcomes)
+        .enumerate()
+        .map(|(k, (r, o))| {
+            let w = r.objective.unwrap_or([1.0 / 3.0; 3]);
+            ResultRow {
+                source: "real",
+                flow: k,
+                policy: r.scheme.clone(),
+                network: link.to_string(),
+                w_thr: w[0],
+                w_lat: w[1],
+                w_loss: w[2],
+                start_s: r.start_s,
+                metrics: flow_metrics(o, path, MetricsVersion::default(), w),
+            }
+        })
+        .collect()
+}
+
+fn write_results(out: &Path, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> anyhow::Result<()> {
+    let mut csv = format!(
+        "source,flow,policy,network,w_thr,w_lat,w_loss,start_s,{}\n",
+        RunMetrics::COLUMNS
+    );
+    for r in rows {
+        let m = &r.metrics;
+        csv.push_str(&format!(
+            "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.source,
+            r.flow,
+            r.policy,
+            r.network,
+            r.w_thr,
+            r.w_lat,
+            r.w_loss,
+            r.start_s,
+            m.utilization,
+            m.thr_pps,
+            m.mean_rtt_s,
+            m.rtt_ratio,
+            m.loss,
+            m.aurora_reward,
+            m.mocc_reward
+        ));
+    }
+    write_file(&out.join("results.csv"), csv.as_bytes())?;
+    for (k, o) in outcomes.iter().enumerate() {
+        let mut text = format!("rate_pps,{}\n", mocc_policy::MonitorInterval::CSV_HEADER);
+        for r in &o.mis {
+            text.push_str(&format!("{},{}\n", r.rate_pps, r.mi.to_csv_row()));
+        }
+        write_file(&out.join(format!("mis-{k}.csv")), text.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    std::fs::File::create(path)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The run's last stdout line.
+#[derive(Debug, Serialize)]
+struct Summary {
+    utilization: f64,
+    thr_pps: f64,
+    mean_rtt_s: f64,
+    rtt_ratio: f64,
+    loss: f64,
+    flows: Vec<FlowSummary>,
+}
+
+#[derive(Debug, Serialize)]
+struct FlowSummary {
+    policy: String,
+    utilization: f64,
+    thr_pps: f64,
+    mean_rtt_s: f64,
+    rtt_ratio: f64,
+    loss: f64,
+    handshake_rtt_s: f64,
+    pacing_p99_late_s: f64,
+    cpu_per_packet_s: f64,
+}
+
+/// Totals over flows: delivered packets over the link's capacity for the run, RTT weighted by
+/// samples, loss over resolved packets.
+fn summary(path: &PathSpec, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Summary {
+    let seconds = outcomes.iter().map(|o| o.duration_s).fold(0.0, f64::max);
+    let delivered: f64 = outcomes.iter().map(|o| o.acked as f64).sum();
+    let (lost, acked) = outcomes
+        .iter()
+        .fold((0u64, 0u64), |(l, a), o| (l + o.lost, a + o.acked));
+    let (rtt_sum, samples) = outcomes
+        .iter()
+        .flat_map(|o| &o.mis)
+        .fold((0.0, 0u64), |(s, n), r| {
+            (
+                s + r.mi.rtt.mean_s * r.mi.rtt.count as f64,
+                n + r.mi.rtt.count,
+            )
+        });
+    let mean_rtt_s = if samples > 0 {
+        rtt_sum / samples as f64
+    } else {
+        0.0
+    };
+    Summary {
+        utilization: delivered / (path.bandwidth_pps * seconds).max(1e-9),
+        thr_pps: delivered / seconds.max(1e-9),
+        mean_rtt_s,
+        rtt_ratio: mean_rtt_s / (2.0 * path.delay_s),
+        loss: if lost + acked > 0 {
+            lost as f64 / (lost + acked) as f64
+        } else {
+            0.0
+        },
+        flows: rows
+            .iter()
+            .zip(outcomes)
+            .map(|(r, o)| FlowSummary {
+                policy: r.policy.clone(),
+                utilization: r.metrics.utilization,
+                thr_pps: r.metrics.thr_pps,
+                mean_rtt_s: r.metrics.mean_rtt_s,
+                rtt_ratio: r.metrics.rtt_ratio,
+                loss: r.metrics.loss,
+                handshake_rtt_s: o.handshake_rtt_s,
+                pacing_p99_late_s: o.pacing.p99_late_s,
+                cpu_per_packet_s: o.pacing.cpu_per_packet_s,
+            })
+            .collect(),
+    }
+}

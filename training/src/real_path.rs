@@ -1,0 +1,85 @@
+//! Flows measured on a real path (`mocc-net`) in the evaluation's terms: each MI the sender
+//! formed becomes the same per-MI statistics and rewards the simulator's MIs give, so a real
+//! run's row sits beside `mocc eval`'s.
+
+use crate::eval::{RunMetrics, RunSums};
+use mocc_gym::{MiOutcome, StepInfo};
+use mocc_net::transport::FlowOutcome;
+use mocc_net::PathSpec;
+use mocc_policy::MetricsVersion;
+
+/// The metrics of one flow on `path`, rewards under `objective` with throughput as `metrics`
+/// defines it. Utilization and throughput are the flow's acknowledged packets over its
+/// sending time (what the link could carry then); RTT, RTT ratio, loss and rewards are means
+/// over its MIs, as `mocc eval` computes them.
+pub fn flow_metrics(
+    flow: &FlowOutcome,
+    path: &PathSpec,
+    metrics: MetricsVersion,
+    objective: [f64; 3],
+) -> RunMetrics {
+    let base_rtt_s = 2.0 * path.delay_s;
+    let mut sums = RunSums::default();
+    for record in &flow.mis {
+        let outcome = MiOutcome::of_mi(&record.mi, metrics, path.bandwidth_pps, base_rtt_s);
+        sums.add(
+            &StepInfo::new(&record.mi, &outcome, record.rate_pps, 0.0),
+            &objective,
+        );
+    }
+    sums.set_totals(
+        flow.acked as f64,
+        path.bandwidth_pps * flow.duration_s,
+        flow.duration_s,
+    );
+    sums.metrics()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mocc_net::transport::MiRecord;
+    use mocc_policy::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
+
+    fn mi(start: f64, acked: f64, lost: f64, rtt: f64) -> MiRecord {
+        MiRecord {
+            rate_pps: 100.0,
+            mi: MonitorInterval {
+                bytes_sent: (acked + lost) * BYTES_PER_PACKET,
+                bytes_acked: acked * BYTES_PER_PACKET,
+                bytes_lost: lost * BYTES_PER_PACKET,
+                send_start_s: start,
+                send_end_s: start + 0.1,
+                recv_start_s: start,
+                recv_end_s: start + 0.1,
+                rtt: RttSummary::from_samples(&[rtt]),
+            },
+        }
+    }
+
+    #[test]
+    fn hand_computed_metrics_of_two_mis() {
+        let path = PathSpec {
+            bandwidth_pps: 200.0,
+            delay_s: 0.02,
+            queue_pkts: 10,
+            loss: 0.0,
+        };
+        let flow = FlowOutcome {
+            sent: 20,
+            acked: 18,
+            lost: 2,
+            duration_s: 0.2,
+            mis: vec![mi(0.0, 10.0, 0.0, 0.04), mi(0.1, 8.0, 2.0, 0.06)],
+            ..FlowOutcome::default()
+        };
+        let m = flow_metrics(&flow, &path, MetricsVersion::default(), [0.4, 0.3, 0.3]);
+        // 18 packets in 0.2 s on a 200 pkt/s link.
+        assert!((m.thr_pps - 90.0).abs() < 1e-9);
+        assert!((m.utilization - 0.45).abs() < 1e-9);
+        // Per-MI means: RTT (0.04 + 0.06) / 2, ratio against 40 ms, loss (0 + 0.2) / 2.
+        assert!((m.mean_rtt_s - 0.05).abs() < 1e-12);
+        assert!((m.rtt_ratio - 1.25).abs() < 1e-12);
+        assert!((m.loss - 0.1).abs() < 1e-12);
+    }
+}
