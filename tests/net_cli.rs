@@ -7,6 +7,15 @@ use common::mocc;
 
 use std::process::Command;
 
+/// The real-path tests run one at a time (each checks that it leaves no namespace behind).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Whether namespaces can be built here; with MOCC_REQUIRE_NET=1 a missing capability fails.
 fn network_ready() -> bool {
     match mocc_net::preflight() {
@@ -55,6 +64,7 @@ fn a_bad_flow_is_refused_before_any_path_is_built() {
 
 #[test]
 fn an_export_and_a_constant_rate_share_a_real_bottleneck() {
+    let _serial = serial();
     if !network_ready() {
         return;
     }
@@ -101,4 +111,51 @@ fn an_export_and_a_constant_rate_share_a_real_bottleneck() {
     let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
     let names = String::from_utf8_lossy(&left.stdout);
     assert!(!names.contains("mocc-"), "namespaces left behind: {names}");
+}
+
+#[test]
+fn kernel_cubic_and_bbr_flows_run_beside_each_other() {
+    let _serial = serial();
+    if !network_ready() {
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("mocc-net-cli-tcp-{}", std::process::id()));
+    let out = mocc(&[
+        "net",
+        "run",
+        "--link",
+        "bw_pps=500,delay_s=0.02,queue_pkts=50",
+        "--flow",
+        "cubic",
+        "--flow",
+        "bbr@1",
+        "--duration",
+        "4",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let j: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let u = j["utilization"].as_f64().unwrap();
+    assert!(
+        u > 0.8 && u <= 1.01,
+        "two bulk TCP flows fill the link: {j}"
+    );
+    for f in j["flows"].as_array().unwrap() {
+        assert!(f["thr_pps"].as_f64().unwrap() > 10.0, "{f}");
+    }
+    let bad = mocc(&[
+        "net",
+        "run",
+        "--link",
+        "bw_pps=500,delay_s=0.02,queue_pkts=50",
+        "--flow",
+        "cubic:0.4,0.3,0.3",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("takes no objective"));
+    std::fs::remove_dir_all(&out_dir).unwrap();
 }

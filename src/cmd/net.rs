@@ -3,7 +3,7 @@
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use mocc_net::transport::{
-    run_controlled_flow, ConstantRate, FlowOutcome, PolicyDriver, RateDriver,
+    run_controlled_flow, run_tcp_flow, ConstantRate, FlowOutcome, PolicyDriver, RateDriver,
 };
 use mocc_net::{PathSpec, Topology};
 use mocc_policy::{Controller, MetricsVersion, Policy};
@@ -36,8 +36,9 @@ struct RunArgs {
     /// packets).
     #[arg(long)]
     link: String,
-    /// A flow: SCHEME[:W_THR,W_LAT,W_LOSS][@START_S], SCHEME an export folder (`mocc export`)
-    /// or const:RATE (packets/s). Repeat for several flows sharing the bottleneck.
+    /// A flow: SCHEME[:W_THR,W_LAT,W_LOSS][@START_S], SCHEME an export folder (`mocc export`),
+    /// const:RATE (packets/s), or a kernel TCP flow: cubic, bbr, reno (tcp:NAME for another
+    /// congestion control the kernel has). Repeat for several flows sharing the bottleneck.
     #[arg(long = "flow", required = true)]
     flows: Vec<String>,
     /// Seconds from the first flow's start to the end of the run.
@@ -78,21 +79,28 @@ fn run_flows(a: RunArgs) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let start_rate = a.start_rate.unwrap_or(path.bandwidth_pps / 2.0);
     mocc_gym::limits::check_rate(start_rate).map_err(|m| anyhow::anyhow!("--start-rate: {m}"))?;
-    let drivers = requests
+    let senders = requests
         .iter()
-        .map(|r| driver_for(r, start_rate))
+        .map(|r| sender_for(r, start_rate))
         .collect::<anyhow::Result<Vec<_>>>()?;
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let topology = Topology::create(&path).context("cannot build the emulated path")?;
-    let outcomes = run_together(&topology, &requests, drivers, a.duration)?;
+    let outcomes = run_together(&topology, &requests, senders, a.duration)?;
     topology
         .close()
         .context("cannot remove the emulated path")?;
     let rows = result_rows(&a.link, &path, &requests, &outcomes);
     write_results(&a.out, &rows, &outcomes)?;
     eprintln!("results: {}", a.out.join("results.csv").display());
-    super::print_line(serde_json::to_string(&summary(&path, &rows, &outcomes))?)
+    let span = requests
+        .iter()
+        .zip(&outcomes)
+        .map(|(r, o)| r.start_s + o.duration_s)
+        .fold(0.0, f64::max);
+    super::print_line(serde_json::to_string(&summary(
+        &path, span, &rows, &outcomes,
+    ))?)
 }
 
 /// Parses `bw_pps=B,delay_s=D,queue_pkts=Q[,loss=L]` with the simulator's parser and bounds.
@@ -148,6 +156,29 @@ fn parse_flow(text: &str, duration: f64) -> anyhow::Result<FlowRequest> {
     })
 }
 
+/// What sends a flow's data.
+enum FlowSender {
+    /// UDP at the rate a driver sets.
+    Controlled(Box<dyn RateDriver>),
+    /// Kernel TCP with this congestion control.
+    Tcp(String),
+}
+
+/// The sender of a flow: kernel TCP, a constant rate, or an export's controller.
+fn sender_for(r: &FlowRequest, start_rate: f64) -> anyhow::Result<FlowSender> {
+    let tcp = match r.scheme.as_str() {
+        "cubic" | "bbr" | "reno" => Some(r.scheme.as_str()),
+        s => s.strip_prefix("tcp:"),
+    };
+    match tcp {
+        Some(cc) if r.objective.is_some() => {
+            bail!("--flow {}: kernel TCP ({cc}) takes no objective", r.scheme)
+        }
+        Some(cc) => Ok(FlowSender::Tcp(cc.to_string())),
+        None => driver_for(r, start_rate).map(FlowSender::Controlled),
+    }
+}
+
 /// The rate rule of a flow: a constant rate, or an export's controller.
 fn driver_for(r: &FlowRequest, start_rate: f64) -> anyhow::Result<Box<dyn RateDriver>> {
     if let Some(rate) = r.scheme.strip_prefix("const:") {
@@ -175,19 +206,24 @@ fn driver_for(r: &FlowRequest, start_rate: f64) -> anyhow::Result<Box<dyn RateDr
 fn run_together(
     topology: &Topology,
     requests: &[FlowRequest],
-    drivers: Vec<Box<dyn RateDriver>>,
+    senders: Vec<FlowSender>,
     duration: f64,
 ) -> anyhow::Result<Vec<FlowOutcome>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = requests
             .iter()
-            .zip(drivers)
+            .zip(senders)
             .enumerate()
-            .map(|(k, (r, driver))| {
+            .map(|(k, (r, sender))| {
                 scope.spawn(move || {
                     std::thread::sleep(Duration::from_secs_f64(r.start_s));
                     let length = Duration::from_secs_f64(duration - r.start_s);
-                    run_controlled_flow(topology, k as u16, driver, length)
+                    match sender {
+                        FlowSender::Controlled(d) => {
+                            run_controlled_flow(topology, k as u16, d, length)
+                        }
+                        FlowSender::Tcp(cc) => run_tcp_flow(topology, &cc, length),
+                    }
                 })
             })
             .collect();
@@ -312,10 +348,10 @@ struct FlowSummary {
     cpu_per_packet_s: f64,
 }
 
-/// Totals over flows: delivered packets over the link's capacity for the run, RTT weighted by
-/// samples, loss over resolved packets.
-fn summary(path: &PathSpec, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Summary {
-    let seconds = outcomes.iter().map(|o| o.duration_s).fold(0.0, f64::max);
+/// Totals over flows: delivered packets over the link's capacity for the run's `seconds` (from
+/// the first start to the last flow's end), RTT weighted by samples, loss over resolved
+/// packets.
+fn summary(path: &PathSpec, seconds: f64, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Summary {
     let delivered: f64 = outcomes.iter().map(|o| o.acked as f64).sum();
     let (lost, acked) = outcomes
         .iter()

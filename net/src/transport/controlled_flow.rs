@@ -66,7 +66,7 @@ pub struct FlowOutcome {
     pub lost: u64,
     /// The handshake's RTT (s), the flow's one-way delay estimate times two.
     pub handshake_rtt_s: f64,
-    /// Sending time (s).
+    /// Time from the flow's start, its handshake included, to its last send (s).
     pub duration_s: f64,
     /// Every MI, in order.
     pub mis: Vec<MiRecord>,
@@ -75,7 +75,7 @@ pub struct FlowOutcome {
 }
 
 impl FlowOutcome {
-    /// Packets acknowledged per second of sending.
+    /// Packets acknowledged per second of the flow's time.
     pub fn delivered_pps(&self) -> f64 {
         if self.duration_s > 0.0 {
             self.acked as f64 / self.duration_s
@@ -224,6 +224,7 @@ impl Sender {
 
     fn run(mut self, duration: Duration) -> Result<FlowOutcome> {
         set_timer_slack_to_minimum();
+        let started = std::time::Instant::now();
         let rtt = self.handshake()?;
         self.outcome.handshake_rtt_s = rtt;
         self.socket
@@ -257,7 +258,7 @@ impl Sender {
             }
             self.wait_until(next_send.min(mi_end).min(end))?;
         }
-        self.outcome.duration_s = end;
+        self.outcome.duration_s = started.elapsed().as_secs_f64();
         self.drain(rate)?;
         let sent = self.outcome.sent.max(1) as f64;
         self.outcome.pacing =
