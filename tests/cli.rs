@@ -68,6 +68,8 @@ fn every_subcommand_has_help() {
         vec!["eval", "--help"],
         vec!["sweep", "--help"],
         vec!["plot", "curve", "--help"],
+        vec!["net", "run", "--help"],
+        vec!["net", "compare", "--help"],
     ] {
         let out = mocc(&args);
         assert!(out.status.success(), "{args:?}");

@@ -159,3 +159,57 @@ fn kernel_cubic_and_bbr_flows_run_beside_each_other() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("takes no objective"));
     std::fs::remove_dir_all(&out_dir).unwrap();
 }
+
+#[test]
+fn compare_runs_a_suite_on_both_sides() {
+    let _serial = serial();
+    if !network_ready() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mocc-net-cli-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = dir.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "networks:\n  - {bw_pps: 250, delay_s: 0.02, queue_pkts: 20, loss: 0.01}\n\
+         seeds: [0]\nsteps: 100\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let out = mocc(&[
+        "net",
+        "compare",
+        "--policy",
+        "const:200",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--duration",
+        "3",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let j: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(j[0]["cases"], 1, "{j}");
+    // A constant rate under the bottleneck: both sides deliver it, at the propagation RTT.
+    assert!(
+        j[0]["max_abs_utilization_diff"].as_f64().unwrap() < 0.03,
+        "{j}"
+    );
+    assert!(
+        j[0]["max_rel_rtt_ratio_diff"].as_f64().unwrap() < 0.03,
+        "{j}"
+    );
+    let csv = std::fs::read_to_string(out_dir.join("compare.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(std::fs::read(out_dir.join("compare.png"))
+        .unwrap()
+        .starts_with(b"\x89PNG"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

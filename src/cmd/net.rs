@@ -2,17 +2,15 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use mocc_net::transport::{
-    run_controlled_flow, run_tcp_flow, ConstantRate, FlowOutcome, PolicyDriver, RateDriver,
-};
+use mocc_net::transport::{run_controlled_flow, run_tcp_flow, FlowOutcome, RateDriver};
 use mocc_net::{PathSpec, Topology};
-use mocc_policy::{Controller, MetricsVersion, Policy};
+use mocc_policy::MetricsVersion;
 use mocc_training::eval::RunMetrics;
-use mocc_training::real_path::flow_metrics;
+use mocc_training::real_compare::{compare, CompareRow, RealRuns};
+use mocc_training::real_path::{flow_metrics, rate_driver};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Arguments of `mocc net`.
@@ -27,6 +25,29 @@ enum NetCommand {
     /// Run flows through a real emulated path (root; network namespaces, tbf + pfifo, nftables
     /// loss, a user-space delay line) and report them as `mocc eval` does.
     Run(RunArgs),
+    /// Every network and objective of an eval suite in the simulator and on the real path,
+    /// side by side (compare.csv, compare.png; root).
+    Compare(CompareArgs),
+}
+
+/// Arguments of `mocc net compare`.
+#[derive(Debug, Args)]
+struct CompareArgs {
+    /// A policy: an export folder or const:RATE (repeatable).
+    #[arg(long = "policy", required = true)]
+    policies: Vec<String>,
+    /// Eval suite: its networks, objectives, seeds and steps (other sections are left out).
+    #[arg(long)]
+    suite: PathBuf,
+    /// Seconds of each real run.
+    #[arg(long, default_value_t = 20.0)]
+    duration: f64,
+    /// Real runs per network and objective (averaged).
+    #[arg(long, default_value_t = 1)]
+    repeats: u32,
+    /// Output folder: compare.csv and compare.png.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 /// Arguments of `mocc net run`.
@@ -64,7 +85,73 @@ struct FlowRequest {
 pub fn run(args: NetArgs) -> anyhow::Result<()> {
     match args.what {
         NetCommand::Run(a) => run_flows(a),
+        NetCommand::Compare(a) => compare_suite(a),
     }
+}
+
+fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
+    if !(a.duration.is_finite() && a.duration > 0.0) {
+        bail!("--duration: must be > 0 (got {})", a.duration);
+    }
+    if a.repeats == 0 {
+        bail!("--repeats: must be >= 1 (got 0)");
+    }
+    let suite = mocc_training::suite::Suite::load(&a.suite)?;
+    if suite.networks.is_empty() {
+        bail!(
+            "{}: networks: the comparison needs at least one",
+            a.suite.display()
+        );
+    }
+    for p in &a.policies {
+        rate_driver(p, None, 100.0).map_err(|m| anyhow::anyhow!("--policy {m}"))?;
+    }
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let runs = RealRuns {
+        duration_s: a.duration,
+        repeats: a.repeats,
+    };
+    let mut rows = Vec::new();
+    for p in &a.policies {
+        rows.extend(compare(p, &suite, runs, |line| eprintln!("{line}"))?);
+    }
+    let csv = a.out.join("compare.csv");
+    mocc_training::real_compare::write_csv(&csv, &rows)?;
+    let png = a.out.join("compare.png");
+    mocc_training::real_compare::figure(&png, &rows)?;
+    eprintln!("results: {}\nfigure: {}", csv.display(), png.display());
+    super::print_line(serde_json::to_string(&compare_summary(&a.policies, &rows))?)
+}
+
+/// Per policy: how far the real path is from the simulator over the suite.
+#[derive(Debug, Serialize)]
+struct CompareSummary {
+    policy: String,
+    cases: usize,
+    max_abs_utilization_diff: f64,
+    max_rel_rtt_ratio_diff: f64,
+    max_abs_loss_diff: f64,
+}
+
+fn compare_summary(policies: &[String], rows: &[CompareRow]) -> Vec<CompareSummary> {
+    policies
+        .iter()
+        .map(|p| {
+            let mine: Vec<&CompareRow> = rows.iter().filter(|r| &r.policy == p).collect();
+            let max =
+                |f: &dyn Fn(&CompareRow) -> f64| mine.iter().map(|r| f(r)).fold(0.0, f64::max);
+            CompareSummary {
+                policy: p.clone(),
+                cases: mine.len(),
+                max_abs_utilization_diff: max(&|r| (r.real.utilization - r.sim.utilization).abs()),
+                max_rel_rtt_ratio_diff: max(&|r| {
+                    (r.real.rtt_ratio / r.sim.rtt_ratio.max(1e-9) - 1.0).abs()
+                }),
+                max_abs_loss_diff: max(&|r| (r.real.loss - r.sim.loss).abs()),
+            }
+        })
+        .collect()
 }
 
 fn run_flows(a: RunArgs) -> anyhow::Result<()> {
@@ -175,31 +262,10 @@ fn sender_for(r: &FlowRequest, start_rate: f64) -> anyhow::Result<FlowSender> {
             bail!("--flow {}: kernel TCP ({cc}) takes no objective", r.scheme)
         }
         Some(cc) => Ok(FlowSender::Tcp(cc.to_string())),
-        None => driver_for(r, start_rate).map(FlowSender::Controlled),
+        None => rate_driver(&r.scheme, r.objective, start_rate)
+            .map(FlowSender::Controlled)
+            .map_err(|m| anyhow::anyhow!("--flow {m}")),
     }
-}
-
-/// The rate rule of a flow: a constant rate, or an export's controller.
-fn driver_for(r: &FlowRequest, start_rate: f64) -> anyhow::Result<Box<dyn RateDriver>> {
-    if let Some(rate) = r.scheme.strip_prefix("const:") {
-        let rate: f64 = rate
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--flow {}: not a number: {rate:?}", r.scheme))?;
-        mocc_gym::limits::check_rate(rate)
-            .map_err(|m| anyhow::anyhow!("--flow {}: {m}", r.scheme))?;
-        return Ok(Box::new(ConstantRate::new(rate)));
-    }
-    let dir = Path::new(&r.scheme);
-    let policy = Policy::load(dir).with_context(|| {
-        format!(
-            "--flow {}: not const:RATE and not an export folder (make one with `mocc export`)",
-            r.scheme
-        )
-    })?;
-    let objective = r.objective.unwrap_or(policy.spec().default_objective);
-    let controller = Controller::new(Arc::new(policy), objective)
-        .map_err(|e| anyhow::anyhow!("--flow {}: {e}", r.scheme))?;
-    Ok(Box::new(PolicyDriver::new(controller, start_rate)))
 }
 
 /// Runs every flow at its start time until the run's end.

@@ -58,7 +58,8 @@ pub struct Panel {
     pub y: Axis,
     /// Lines, drawn in order (the last on top).
     pub lines: Vec<Line>,
-    /// Draw markers at the points instead of lines.
+    /// Draw markers at the points instead of lines; dashed lines stay lines (references such
+    /// as a diagonal through a scatter).
     pub markers: bool,
 }
 
@@ -224,7 +225,7 @@ pub fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), String> {
             &mut chart,
             &pts,
             line.style,
-            panel.markers,
+            panel.markers && line.style.dash == Dash::Solid,
             (x0, x1),
             (y0, y1),
         )?;

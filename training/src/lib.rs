@@ -31,6 +31,7 @@ pub mod landmarks;
 pub mod mi_stats;
 pub mod plan;
 pub mod plot;
+pub mod real_compare;
 pub mod real_path;
 pub mod recorder;
 pub mod run_lock;

@@ -4,9 +4,36 @@
 
 use crate::eval::{RunMetrics, RunSums};
 use mocc_gym::{MiOutcome, StepInfo};
-use mocc_net::transport::FlowOutcome;
+use mocc_net::transport::{ConstantRate, FlowOutcome, PolicyDriver, RateDriver};
 use mocc_net::PathSpec;
-use mocc_policy::MetricsVersion;
+use mocc_policy::{Controller, MetricsVersion, Policy};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The rate rule of a real flow of `scheme`: `const:RATE`, or an export folder whose
+/// controller acts under `objective` (default: the policy's) from `start_rate_pps`.
+pub fn rate_driver(
+    scheme: &str,
+    objective: Option<[f64; 3]>,
+    start_rate_pps: f64,
+) -> Result<Box<dyn RateDriver>, String> {
+    if let Some(rate) = scheme.strip_prefix("const:") {
+        let rate: f64 = rate
+            .parse()
+            .map_err(|_| format!("{scheme}: not a number: {rate:?}"))?;
+        mocc_gym::limits::check_rate(rate).map_err(|m| format!("{scheme}: {m}"))?;
+        return Ok(Box::new(ConstantRate::new(rate)));
+    }
+    let policy = Policy::load(Path::new(scheme)).map_err(|e| {
+        format!(
+            "{scheme}: not const:RATE and not an export folder (make one with `mocc export`): {e}"
+        )
+    })?;
+    let objective = objective.unwrap_or(policy.spec().default_objective);
+    let controller =
+        Controller::new(Arc::new(policy), objective).map_err(|e| format!("{scheme}: {e}"))?;
+    Ok(Box::new(PolicyDriver::new(controller, start_rate_pps)))
+}
 
 /// The metrics of one flow on `path`, rewards under `objective` with throughput as `metrics`
 /// defines it. Utilization and throughput are the flow's acknowledged packets over its

@@ -1,0 +1,253 @@
+//! `mocc net compare`: every network and objective of an eval suite, in the simulator and on a
+//! real emulated path, side by side: what the simulator predicts against what a real kernel
+//! queue gives.
+
+use crate::actor::LoadedPolicy;
+use crate::axes::Axis;
+use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
+use crate::eval::{evaluate, EvalError, RunMetrics};
+use crate::real_path::{flow_metrics, rate_driver};
+use crate::style::{policy_styles, Dash, LineStyle, REFERENCE};
+use crate::suite::{Suite, SuiteNetwork};
+use mocc_net::transport::run_controlled_flow;
+use mocc_net::{NetError, PathSpec, Topology};
+use mocc_policy::MetricsVersion;
+use serde::Serialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// How the real side runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RealRuns {
+    /// Length of each real run (s).
+    pub duration_s: f64,
+    /// Real runs per network and objective (their metrics are averaged).
+    pub repeats: u32,
+}
+
+/// Why a comparison stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// The simulator side failed.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// The real path could not be built or used.
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// The policy cannot drive a real flow.
+    #[error("{0}")]
+    Policy(String),
+    /// The figure could not be drawn.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+/// One network and objective of one policy on both sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareRow {
+    /// The policy.
+    pub policy: String,
+    /// The network's label.
+    pub network: String,
+    /// Objective weights.
+    pub w: [f64; 3],
+    /// Simulator: the mean over the suite's seeds.
+    pub sim: RunMetrics,
+    /// Real path: the mean over the real runs.
+    pub real: RunMetrics,
+}
+
+/// Runs `policy` (an export folder or `const:RATE`) on every network of `suite` (its `networks`;
+/// sweeps and the other sections are left out) under each objective: the suite's seeds in the
+/// simulator, `runs.repeats` real runs of `runs.duration_s` on a path built for each network.
+/// Learned flows start at half the bottleneck's rate. `progress` hears of each real run.
+pub fn compare(
+    policy: &str,
+    suite: &Suite,
+    runs: RealRuns,
+    mut progress: impl FnMut(&str),
+) -> Result<Vec<CompareRow>, CompareError> {
+    let networks_only = Suite {
+        networks: suite.networks.clone(),
+        sweeps: None,
+        fairness: None,
+        friendliness: None,
+        timeseries: Vec::new(),
+        scenarios: Vec::new(),
+        ..suite.clone()
+    };
+    let loaded = LoadedPolicy::load(Path::new(policy)).map_err(EvalError::from)?;
+    let simulated = evaluate(&loaded, &networks_only)?;
+    let metrics = loaded.scenario().metrics;
+    let mut rows = Vec::new();
+    for net in &networks_only.networks {
+        let path = path_of(net);
+        let topology = Topology::create(&path)?;
+        for w in networks_only.objectives_or_default() {
+            let sim: Vec<&RunMetrics> = simulated
+                .iter()
+                .filter(|r| r.network == net.label() && [r.w_thr, r.w_lat, r.w_loss] == w)
+                .map(|r| &r.metrics)
+                .collect();
+            let mut real = Vec::new();
+            for k in 0..runs.repeats {
+                progress(&format!(
+                    "{policy} on {} under {w:?}: real run {}",
+                    net.label(),
+                    k + 1
+                ));
+                real.push(real_run(
+                    &topology,
+                    &path,
+                    policy,
+                    w,
+                    runs.duration_s,
+                    metrics,
+                )?);
+            }
+            rows.push(CompareRow {
+                policy: policy.to_string(),
+                network: net.label(),
+                w,
+                sim: RunMetrics::mean(sim),
+                real: RunMetrics::mean(real.iter()),
+            });
+        }
+        topology.close()?;
+    }
+    Ok(rows)
+}
+
+/// The real path of a suite network.
+fn path_of(net: &SuiteNetwork) -> PathSpec {
+    PathSpec {
+        bandwidth_pps: net.bw_pps,
+        delay_s: net.delay_s,
+        queue_pkts: net.queue_pkts.round() as u32,
+        loss: net.loss,
+    }
+}
+
+fn real_run(
+    topology: &Topology,
+    path: &PathSpec,
+    policy: &str,
+    w: [f64; 3],
+    duration_s: f64,
+    metrics: MetricsVersion,
+) -> Result<RunMetrics, CompareError> {
+    let driver =
+        rate_driver(policy, Some(w), path.bandwidth_pps / 2.0).map_err(CompareError::Policy)?;
+    let flow = run_controlled_flow(topology, 0, driver, Duration::from_secs_f64(duration_s))?;
+    Ok(flow_metrics(&flow, path, metrics, w))
+}
+
+/// Writes compare.csv: per row the simulator's and the real path's utilization, delivered
+/// packets/s, RTT ratio and loss.
+pub fn write_csv(out: &Path, rows: &[CompareRow]) -> Result<(), PlotError> {
+    let mut text = String::from(
+        "policy,network,w_thr,w_lat,w_loss,sim_utilization,real_utilization,sim_thr_pps,\
+         real_thr_pps,sim_rtt_ratio,real_rtt_ratio,sim_loss,real_loss\n",
+    );
+    for r in rows {
+        text.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.policy,
+            r.network,
+            r.w[0],
+            r.w[1],
+            r.w[2],
+            r.sim.utilization,
+            r.real.utilization,
+            r.sim.thr_pps,
+            r.real.thr_pps,
+            r.sim.rtt_ratio,
+            r.real.rtt_ratio,
+            r.sim.loss,
+            r.real.loss
+        ));
+    }
+    std::fs::write(out, text).map_err(|e| PlotError::Input {
+        path: out.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// The figure: real against simulated utilization, RTT ratio and loss, one point per network
+/// and objective, one colour per policy, and the line where both agree.
+pub fn figure(out: &Path, rows: &[CompareRow]) -> Result<(), PlotError> {
+    let mut policies: Vec<&str> = rows.iter().map(|r| r.policy.as_str()).collect();
+    policies.dedup();
+    let styles = policy_styles(&policies);
+    let panel = |title: &str, unit: &str, get: fn(&RunMetrics) -> f64| {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut lines: Vec<Line> = policies
+            .iter()
+            .zip(&styles)
+            .map(|(p, s)| Line {
+                label: crate::style::display_name(p),
+                points: rows
+                    .iter()
+                    .filter(|r| r.policy == *p)
+                    .map(|r| (get(&r.sim), get(&r.real)))
+                    .inspect(|&(x, y)| {
+                        lo = lo.min(x).min(y);
+                        hi = hi.max(x).max(y);
+                    })
+                    .collect(),
+                style: *s,
+            })
+            .collect();
+        let (lo, hi) = padded(lo, hi);
+        lines.insert(0, equal_line(lo, hi));
+        let mut p = Panel::new(
+            title,
+            Axis::linear(format!("simulator {unit}")).range(lo, hi),
+            Axis::linear(format!("real path {unit}")).range(lo, hi),
+            lines,
+        );
+        p.markers = true;
+        p
+    };
+    let panels = vec![
+        panel("Utilization", "utilization (fraction of the link)", |m| {
+            m.utilization
+        }),
+        panel("RTT ratio", "RTT / propagation RTT", |m| m.rtt_ratio),
+        panel("Loss", "loss (fraction of packets)", |m| m.loss),
+    ];
+    let mut legend = vec![("real = simulator".to_string(), reference_style())];
+    legend.extend(legend_of(panels[0].lines.iter().skip(1)));
+    draw_figure(
+        out,
+        &Figure {
+            title: Some("Simulator against a real Linux path".into()),
+            panels,
+            columns: 3,
+            panel_size: (520, 460),
+            legend,
+        },
+    )
+}
+
+fn reference_style() -> LineStyle {
+    LineStyle::solid(REFERENCE).with_dash(Dash::Dashed)
+}
+
+/// The diagonal from `lo` to `hi` (dashed, so a scatter panel draws it as a line).
+fn equal_line(lo: f64, hi: f64) -> Line {
+    Line {
+        label: "real = simulator".into(),
+        points: vec![(lo, lo), (hi, hi)],
+        style: reference_style().with_width(1),
+    }
+}
+
+/// An axis range around `[lo, hi]` with 5% margins (a unit span around a single value).
+fn padded(lo: f64, hi: f64) -> (f64, f64) {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (0.0, 1.0);
+    }
+    let span = (hi - lo).max(1e-3);
+    ((lo - 0.05 * span).max(0.0), hi + 0.05 * span)
+}
