@@ -213,3 +213,49 @@ fn compare_runs_a_suite_on_both_sides() {
         .starts_with(b"\x89PNG"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ctrl_c_removes_the_namespaces_of_a_run() {
+    let _serial = serial();
+    if !network_ready() {
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("mocc-net-cli-int-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args([
+            "net",
+            "run",
+            "--link",
+            "bw_pps=300,delay_s=0.02,queue_pkts=30",
+            "--flow",
+            "const:200",
+            "--duration",
+            "60",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let prefix = format!("mocc-{}-", child.id());
+    let listed = || {
+        let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).contains(&prefix)
+    };
+    let start = std::time::Instant::now();
+    while !listed() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(listed(), "the run built no namespaces");
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(!listed(), "namespaces left after Ctrl-C");
+    let _ = std::fs::remove_dir_all(&out_dir);
+}

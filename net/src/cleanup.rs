@@ -2,8 +2,8 @@
 //!
 //! Every namespace is called `mocc-<pid>-<counter>-<role>`, `pid` being the creating
 //! process. A topology removes its namespaces when dropped, on success, error or panic
-//! (unwinding). A process killed by a signal (Ctrl-C included, unless the binary handles it
-//! and drops its topologies) leaves them behind; [`cleanup_stale`] removes those whose
+//! (unwinding). A binary that calls [`crate::remove_namespaces_on_interrupt`] removes them on
+//! Ctrl-C and SIGTERM (`mocc net` does). A process killed otherwise leaves them behind; [`cleanup_stale`] removes those whose
 //! creator no longer exists, and `Topology::create` calls it first.
 
 use std::path::Path;
@@ -38,9 +38,21 @@ pub fn process_alive(pid: u32) -> bool {
 /// Removes every `mocc-*` namespace whose creating process is gone and returns their names.
 /// Tries them all; the error names the first that could not be removed.
 pub fn cleanup_stale() -> Result<Vec<String>> {
+    remove_where(|pid| !process_alive(pid))
+}
+
+/// Removes every namespace this process created (what an interrupted run leaves) and returns
+/// their names.
+pub fn remove_own() -> Result<Vec<String>> {
+    remove_where(|pid| pid == std::process::id())
+}
+
+/// Removes the `mocc-*` namespaces whose creating pid satisfies `owner`; tries them all, the
+/// error naming the first that could not be removed.
+fn remove_where(owner: impl Fn(u32) -> bool) -> Result<Vec<String>> {
     let stale: Vec<String> = list_namespaces()?
         .into_iter()
-        .filter(|name| owner_pid(name).is_some_and(|pid| !process_alive(pid)))
+        .filter(|name| owner_pid(name).is_some_and(&owner))
         .collect();
     let mut first_error: Option<NetError> = None;
     let mut removed = Vec::new();

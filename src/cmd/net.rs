@@ -83,6 +83,8 @@ struct FlowRequest {
 
 /// Runs `mocc net ...`.
 pub fn run(args: NetArgs) -> anyhow::Result<()> {
+    // Ctrl-C or SIGTERM mid-run removes the namespaces before exiting.
+    mocc_net::remove_namespaces_on_interrupt()?;
     match args.what {
         NetCommand::Run(a) => run_flows(a),
         NetCommand::Compare(a) => compare_suite(a),

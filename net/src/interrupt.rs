@@ -1,0 +1,54 @@
+//! Ctrl-C and SIGTERM during a run: the namespaces this process created are removed before it
+//! exits, so an interrupted run leaves nothing behind (a `kill -9` still relies on the next
+//! run's [`crate::cleanup_stale`]).
+
+use crate::cleanup::remove_own;
+use crate::error::{NetError, Result};
+
+/// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread it spawns
+/// afterwards, and starts a thread that waits for them: on one it removes this process's
+/// namespaces and exits with status 128 + the signal. Call it once, before the run spawns
+/// threads.
+pub fn remove_namespaces_on_interrupt() -> Result<()> {
+    let set = interrupt_signals();
+    // SAFETY: `set` is a valid, initialized signal set; the old mask is not wanted.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(NetError::io(
+            "blocking SIGINT and SIGTERM",
+            std::io::Error::from_raw_os_error(rc),
+        ));
+    }
+    std::thread::Builder::new()
+        .name("interrupt".into())
+        .spawn(move || {
+            let signal = wait_for(&set);
+            // Best effort: the process is ending either way.
+            let _ = remove_own();
+            std::process::exit(128 + signal);
+        })
+        .map_err(|e| NetError::io("starting the interrupt thread", e))?;
+    Ok(())
+}
+
+fn interrupt_signals() -> libc::sigset_t {
+    // SAFETY: sigemptyset initializes the zeroed set before sigaddset uses it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        set
+    }
+}
+
+/// Waits until one of `set`'s signals is pending; returns it.
+fn wait_for(set: &libc::sigset_t) -> i32 {
+    loop {
+        let mut signal = 0;
+        // SAFETY: `set` is initialized and `signal` is a valid out-pointer.
+        if unsafe { libc::sigwait(set, &mut signal) } == 0 {
+            return signal;
+        }
+    }
+}
