@@ -305,25 +305,44 @@ impl VecEnv {
         self.step_lanes();
     }
 
+    /// Whether envs step on the calling thread: with one worker thread or one env there is
+    /// nothing to run in parallel. Results are the same either way (each env steps alone).
+    fn inline(&self) -> bool {
+        self.envs.len() == 1 || self.pool.current_num_threads() == 1
+    }
+
     /// Steps every env with the actions in `lane_actions`, then gathers the lanes' results.
     fn step_lanes(&mut self) {
         let d = self.obs_len;
         let k = self.slots;
+        let inline = self.inline();
         let envs = &mut self.envs;
         let obs = &mut self.obs;
         let final_obs = &mut self.final_obs;
         let results = &mut self.lane_results;
         let actions = &self.lane_actions;
-        self.pool.install(|| {
-            envs.par_iter_mut()
-                .zip(obs.par_chunks_exact_mut(d * k))
-                .zip(final_obs.par_chunks_exact_mut(d * k))
-                .zip(results.par_chunks_exact_mut(k))
-                .zip(actions.par_chunks_exact(k))
+        if inline {
+            // One worker, or one env: the pool's hand-off would be all the cost.
+            envs.iter_mut()
+                .zip(obs.chunks_exact_mut(d * k))
+                .zip(final_obs.chunks_exact_mut(d * k))
+                .zip(results.chunks_exact_mut(k))
+                .zip(actions.chunks_exact(k))
                 .for_each(|((((env, o), fo), res), acts)| {
                     step_env(env, acts, res, o, fo, d);
                 });
-        });
+        } else {
+            self.pool.install(|| {
+                envs.par_iter_mut()
+                    .zip(obs.par_chunks_exact_mut(d * k))
+                    .zip(final_obs.par_chunks_exact_mut(d * k))
+                    .zip(results.par_chunks_exact_mut(k))
+                    .zip(actions.par_chunks_exact(k))
+                    .for_each(|((((env, o), fo), res), acts)| {
+                        step_env(env, acts, res, o, fo, d);
+                    });
+            });
+        }
         self.ready_lanes.clear();
         for (lane, s) in self.lane_results.iter().enumerate() {
             self.completed[lane] = s.completed;
