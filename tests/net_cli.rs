@@ -105,6 +105,9 @@ fn an_export_and_a_constant_rate_share_a_real_bottleneck() {
         2,
         "{csv}"
     );
+    assert!(std::fs::read(out_dir.join("timeseries.png"))
+        .unwrap()
+        .starts_with(b"\x89PNG"));
     let mis = std::fs::read_to_string(out_dir.join("mis-0.csv")).unwrap();
     assert!(mis.lines().count() > 20, "{mis}");
     std::fs::remove_dir_all(&out_dir).unwrap();

@@ -7,6 +7,7 @@ use mocc_net::{PathSpec, Topology};
 use mocc_policy::MetricsVersion;
 use mocc_training::eval::RunMetrics;
 use mocc_training::real_compare::{compare, CompareRow, RealRuns};
+use mocc_training::real_figures::{flows_figure, RunFlow};
 use mocc_training::real_path::{flow_metrics, rate_driver};
 use serde::Serialize;
 use std::io::Write;
@@ -68,7 +69,7 @@ struct RunArgs {
     /// Rate a learned flow starts at (packets/s; default: half the bottleneck's rate).
     #[arg(long)]
     start_rate: Option<f64>,
-    /// Output folder: results.csv and one mis-<k>.csv per flow.
+    /// Output folder: results.csv, one mis-<k>.csv per flow and timeseries.png.
     #[arg(long)]
     out: PathBuf,
 }
@@ -182,6 +183,18 @@ fn run_flows(a: RunArgs) -> anyhow::Result<()> {
     let rows = result_rows(&a.link, &path, &requests, &outcomes);
     write_results(&a.out, &rows, &outcomes)?;
     eprintln!("results: {}", a.out.join("results.csv").display());
+    let flows: Vec<RunFlow<'_>> = requests
+        .iter()
+        .zip(&outcomes)
+        .map(|(r, o)| RunFlow {
+            name: &r.scheme,
+            start_s: r.start_s,
+            outcome: o,
+        })
+        .collect();
+    let png = a.out.join("timeseries.png");
+    flows_figure(&png, &path, &flows)?;
+    eprintln!("figure: {}", png.display());
     let span = requests
         .iter()
         .zip(&outcomes)

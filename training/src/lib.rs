@@ -32,6 +32,7 @@ pub mod mi_stats;
 pub mod plan;
 pub mod plot;
 pub mod real_compare;
+pub mod real_figures;
 pub mod real_path;
 pub mod recorder;
 pub mod run_lock;

@@ -1,0 +1,201 @@
+//! The time series of a real-path run (`mocc net run`): each flow's delivered rate and RTT
+//! over the run, in half-second bins, with the link's capacity and propagation RTT.
+
+use crate::axes::Axis;
+use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
+use crate::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
+use mocc_net::transport::FlowOutcome;
+use mocc_net::PathSpec;
+use std::path::Path;
+
+/// (time, value) points of a line.
+pub type Series = Vec<(f64, f64)>;
+
+/// Width of a time bin (s).
+pub const BIN_S: f64 = 0.5;
+
+/// One flow of the run: its name, when it started (s) and what it did.
+pub struct RunFlow<'a> {
+    /// Policy or scheme name.
+    pub name: &'a str,
+    /// Start within the run (s).
+    pub start_s: f64,
+    /// The flow.
+    pub outcome: &'a FlowOutcome,
+}
+
+/// Packets acknowledged per second and the mean RTT (ms, weighted by samples) of each
+/// [`BIN_S`] bin a flow was active in, at the bins' centres in run time. An MI's packets and
+/// samples are spread over the bins it overlaps in proportion to the overlap, and only whole
+/// bins are kept: a bin the flow's last MI ends inside would show a rate that was never sent.
+pub fn binned(flow: &RunFlow<'_>) -> (Series, Series) {
+    let bins = flow.outcome.mis.last().map_or(0, |r| {
+        ((flow.start_s + r.mi.send_end_s) / BIN_S).floor() as usize
+    });
+    let mut acked = vec![0.0; bins];
+    let mut rtt = vec![(0.0, 0.0); bins];
+    for r in &flow.outcome.mis {
+        let (from, to) = (
+            flow.start_s + r.mi.send_start_s,
+            flow.start_s + r.mi.send_end_s,
+        );
+        let packets = r.mi.bytes_acked / mocc_policy::BYTES_PER_PACKET;
+        let samples = r.mi.rtt.count as f64;
+        let first = (from / BIN_S).floor() as usize;
+        for (k, bin) in acked.iter_mut().enumerate().skip(first) {
+            let (lo, hi) = (k as f64 * BIN_S, (k + 1) as f64 * BIN_S);
+            if lo >= to {
+                break;
+            }
+            let share = if to > from {
+                (hi.min(to) - lo.max(from)).max(0.0) / (to - from)
+            } else {
+                1.0
+            };
+            *bin += share * packets;
+            rtt[k].0 += share * samples * r.mi.rtt.mean_s;
+            rtt[k].1 += share * samples;
+        }
+    }
+    let first = (flow.start_s / BIN_S).floor() as usize;
+    let centre = |k: usize| (k as f64 + 0.5) * BIN_S;
+    let rate = (first..bins)
+        .map(|k| (centre(k), acked[k] / BIN_S))
+        .collect();
+    let rtt_ms = (first..bins)
+        .filter(|&k| rtt[k].1 > 0.0)
+        .map(|k| (centre(k), 1e3 * rtt[k].0 / rtt[k].1))
+        .collect();
+    (rate, rtt_ms)
+}
+
+/// The range of an axis holding every point of `lines`, with 5% margins.
+fn y_range(lines: &[Line]) -> (f64, f64) {
+    let (lo, hi) = lines
+        .iter()
+        .flat_map(|l| &l.points)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p.1), hi.max(p.1))
+        });
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (0.0, 1.0);
+    }
+    let pad = 0.05 * (hi - lo).max(1e-3);
+    ((lo - pad).max(0.0), hi + pad)
+}
+
+/// Draws the run's time series to `out`.
+pub fn flows_figure(out: &Path, path: &PathSpec, flows: &[RunFlow<'_>]) -> Result<(), PlotError> {
+    let names: Vec<&str> = flows.iter().map(|f| f.name).collect();
+    let styles = policy_styles(&names);
+    let end = flows
+        .iter()
+        .filter_map(|f| f.outcome.mis.last().map(|r| f.start_s + r.mi.send_end_s))
+        .fold(BIN_S, f64::max);
+    let reference = |label: &str, y: f64| Line {
+        label: label.into(),
+        points: vec![(0.0, y), (end, y)],
+        style: LineStyle::solid(REFERENCE)
+            .with_dash(Dash::Dotted)
+            .with_width(1),
+    };
+    let mut rates = vec![reference(
+        "link capacity / propagation RTT",
+        path.bandwidth_pps,
+    )];
+    let mut rtts = vec![reference(
+        "link capacity / propagation RTT",
+        2e3 * path.delay_s,
+    )];
+    for (k, (f, style)) in flows.iter().zip(&styles).enumerate() {
+        let (rate, rtt) = binned(f);
+        let label = format!("flow {k}: {}", display_name(f.name));
+        rates.push(Line {
+            label: label.clone(),
+            points: rate,
+            style: *style,
+        });
+        rtts.push(Line {
+            label,
+            points: rtt,
+            style: *style,
+        });
+    }
+    let legend = legend_of(&rates);
+    let (lo, hi) = y_range(&rtts);
+    let rtt_axis = Axis::linear("RTT (ms)").range(lo, hi);
+    let time = || Axis::linear("time (s)").range(0.0, end);
+    draw_figure(
+        out,
+        &Figure {
+            title: Some(format!(
+                "Real path: {} pkt/s, {} ms one way, {}-packet queue, {}% loss",
+                path.bandwidth_pps,
+                1e3 * path.delay_s,
+                path.queue_pkts,
+                100.0 * path.loss
+            )),
+            panels: vec![
+                Panel::new(
+                    "Delivered rate (0.5 s bins)",
+                    time(),
+                    Axis::linear("packets acknowledged per second")
+                        .range(0.0, 1.15 * path.bandwidth_pps),
+                    rates,
+                ),
+                Panel::new("RTT (0.5 s bins)", time(), rtt_axis, rtts),
+            ],
+            columns: 1,
+            panel_size: (900, 360),
+            legend,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mocc_net::transport::MiRecord;
+    use mocc_policy::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
+
+    fn mi(start: f64, end: f64, acked: f64, rtt: f64) -> MiRecord {
+        MiRecord {
+            rate_pps: 100.0,
+            mi: MonitorInterval {
+                bytes_acked: acked * BYTES_PER_PACKET,
+                send_start_s: start,
+                send_end_s: end,
+                recv_start_s: start,
+                recv_end_s: end,
+                rtt: RttSummary::from_samples(&vec![rtt; acked as usize]),
+                ..MonitorInterval::default()
+            },
+        }
+    }
+
+    #[test]
+    fn bins_count_packets_per_second_in_run_time() {
+        let outcome = FlowOutcome {
+            mis: vec![
+                mi(0.0, 0.2, 10.0, 0.04),
+                mi(0.2, 0.4, 20.0, 0.06),
+                mi(0.4, 0.6, 5.0, 0.05),
+            ],
+            ..FlowOutcome::default()
+        };
+        // Started 1 s into the run: its MIs span 1.0-1.2, 1.2-1.4 and 1.4-1.6 s; the bin from
+        // 1.5 s is not whole and is left out.
+        let (rate, rtt) = binned(&RunFlow {
+            name: "const:100",
+            start_s: 1.0,
+            outcome: &outcome,
+        });
+        // Bin [1.0, 1.5): 10 + 20 packets and half of the last MI's 5.
+        assert_eq!(rate.len(), 1);
+        assert_eq!(rate[0].0, 1.25);
+        assert!((rate[0].1 - 32.5 / BIN_S).abs() < 1e-9, "{rate:?}");
+        assert_eq!(rtt.len(), 1);
+        let expected = (10.0 * 0.04 + 20.0 * 0.06 + 2.5 * 0.05) / 32.5;
+        assert!((rtt[0].1 - 1e3 * expected).abs() < 1e-9, "{rtt:?}");
+    }
+}
