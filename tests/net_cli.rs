@@ -7,6 +7,18 @@ use common::mocc;
 
 use std::process::Command;
 
+/// Runs mocc, which must succeed, and returns its last stdout line as JSON.
+fn mocc_json(args: &[&str]) -> serde_json::Value {
+    let out = mocc(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last().expect("a JSON line")).expect("JSON")
+}
+
 /// The real-path tests run one at a time (each checks that it leaves no namespace behind).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -70,7 +82,7 @@ fn an_export_and_a_constant_rate_share_a_real_bottleneck() {
     }
     let out_dir = std::env::temp_dir().join(format!("mocc-net-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out_dir);
-    let out = mocc(&[
+    let j = mocc_json(&[
         "net",
         "run",
         "--link",
@@ -84,10 +96,6 @@ fn an_export_and_a_constant_rate_share_a_real_bottleneck() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let j: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     let flows = j["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 2, "{j}");
     let constant = flows[1]["thr_pps"].as_f64().unwrap();
@@ -123,7 +131,7 @@ fn kernel_cubic_and_bbr_flows_run_beside_each_other() {
         return;
     }
     let out_dir = std::env::temp_dir().join(format!("mocc-net-cli-tcp-{}", std::process::id()));
-    let out = mocc(&[
+    let j = mocc_json(&[
         "net",
         "run",
         "--link",
@@ -137,10 +145,6 @@ fn kernel_cubic_and_bbr_flows_run_beside_each_other() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let j: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     let u = j["utilization"].as_f64().unwrap();
     assert!(
         u > 0.8 && u <= 1.01,
@@ -180,7 +184,7 @@ fn compare_runs_a_suite_on_both_sides() {
     )
     .unwrap();
     let out_dir = dir.join("out");
-    let out = mocc(&[
+    let j = mocc_json(&[
         "net",
         "compare",
         "--policy",
@@ -192,13 +196,6 @@ fn compare_runs_a_suite_on_both_sides() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let j: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(j[0]["cases"], 1, "{j}");
     // A constant rate under the bottleneck: both sides deliver it, at the propagation RTT.
     assert!(

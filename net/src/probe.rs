@@ -11,9 +11,7 @@ use crate::error::{NetError, Result};
 use crate::rx_timestamp;
 use crate::timing::{monotonic_ns, set_timer_slack_to_minimum, sleep_until};
 use crate::topology::{Host, Topology};
-
-/// IPv4 + UDP headers.
-pub const IP_UDP_HEADER_BYTES: usize = 28;
+pub use crate::transport::wire::IP_UDP_HEADER_BYTES;
 
 /// Sequence number and send time (two u64) at the start of each payload.
 pub const STAMP_BYTES: usize = 16;

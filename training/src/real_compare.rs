@@ -3,9 +3,10 @@
 //! queue gives.
 
 use crate::actor::LoadedPolicy;
-use crate::axes::Axis;
+use crate::axes::{Axis, Scale};
 use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
 use crate::eval::{evaluate, EvalError, RunMetrics};
+use crate::figures::shared_range;
 use crate::real_path::{flow_metrics, rate_driver};
 use crate::style::{policy_styles, Dash, LineStyle, REFERENCE};
 use crate::suite::{Suite, SuiteNetwork};
@@ -180,7 +181,6 @@ pub fn figure(out: &Path, rows: &[CompareRow]) -> Result<(), PlotError> {
     policies.dedup();
     let styles = policy_styles(&policies);
     let panel = |title: &str, unit: &str, get: fn(&RunMetrics) -> f64| {
-        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         let mut lines: Vec<Line> = policies
             .iter()
             .zip(&styles)
@@ -190,15 +190,16 @@ pub fn figure(out: &Path, rows: &[CompareRow]) -> Result<(), PlotError> {
                     .iter()
                     .filter(|r| r.policy == *p)
                     .map(|r| (get(&r.sim), get(&r.real)))
-                    .inspect(|&(x, y)| {
-                        lo = lo.min(x).min(y);
-                        hi = hi.max(x).max(y);
-                    })
                     .collect(),
                 style: *s,
             })
             .collect();
-        let (lo, hi) = padded(lo, hi);
+        // One range for both axes, so the diagonal is the diagonal.
+        let values: Vec<f64> = rows
+            .iter()
+            .flat_map(|r| [get(&r.sim), get(&r.real)])
+            .collect();
+        let (lo, hi) = shared_range(Scale::Linear, values.iter()).unwrap_or((0.0, 1.0));
         lines.insert(0, equal_line(lo, hi));
         let mut p = Panel::new(
             title,
@@ -241,13 +242,4 @@ fn equal_line(lo: f64, hi: f64) -> Line {
         points: vec![(lo, lo), (hi, hi)],
         style: reference_style().with_width(1),
     }
-}
-
-/// An axis range around `[lo, hi]` with 5% margins (a unit span around a single value).
-fn padded(lo: f64, hi: f64) -> (f64, f64) {
-    if !(lo.is_finite() && hi.is_finite()) {
-        return (0.0, 1.0);
-    }
-    let span = (hi - lo).max(1e-3);
-    ((lo - 0.05 * span).max(0.0), hi + 0.05 * span)
 }

@@ -69,21 +69,6 @@ pub fn binned(flow: &RunFlow<'_>) -> (Series, Series) {
     (rate, rtt_ms)
 }
 
-/// The range of an axis holding every point of `lines`, with 5% margins.
-fn y_range(lines: &[Line]) -> (f64, f64) {
-    let (lo, hi) = lines
-        .iter()
-        .flat_map(|l| &l.points)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-            (lo.min(p.1), hi.max(p.1))
-        });
-    if !(lo.is_finite() && hi.is_finite()) {
-        return (0.0, 1.0);
-    }
-    let pad = 0.05 * (hi - lo).max(1e-3);
-    ((lo - pad).max(0.0), hi + pad)
-}
-
 /// Draws the run's time series to `out`.
 pub fn flows_figure(out: &Path, path: &PathSpec, flows: &[RunFlow<'_>]) -> Result<(), PlotError> {
     let names: Vec<&str> = flows.iter().map(|f| f.name).collect();
@@ -122,8 +107,6 @@ pub fn flows_figure(out: &Path, path: &PathSpec, flows: &[RunFlow<'_>]) -> Resul
         });
     }
     let legend = legend_of(&rates);
-    let (lo, hi) = y_range(&rtts);
-    let rtt_axis = Axis::linear("RTT (ms)").range(lo, hi);
     let time = || Axis::linear("time (s)").range(0.0, end);
     draw_figure(
         out,
@@ -143,7 +126,7 @@ pub fn flows_figure(out: &Path, path: &PathSpec, flows: &[RunFlow<'_>]) -> Resul
                         .range(0.0, 1.15 * path.bandwidth_pps),
                     rates,
                 ),
-                Panel::new("RTT (0.5 s bins)", time(), rtt_axis, rtts),
+                Panel::new("RTT (0.5 s bins)", time(), Axis::linear("RTT (ms)"), rtts),
             ],
             columns: 1,
             panel_size: (900, 360),

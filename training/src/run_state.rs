@@ -23,9 +23,10 @@ impl Trainer {
     /// Continues the run saved in `checkpoint` (a checkpoint or run folder), writing into the
     /// run folder that holds it.
     pub fn resume(checkpoint: &Path) -> Result<Self, TrainError> {
-        let run_dir = checkpoint::run_dir_of(&checkpoint::resolve(checkpoint)?);
+        let resolved = checkpoint::resolve(checkpoint)?;
+        let run_dir = checkpoint::run_dir_of(&resolved);
         let lock = RunLock::acquire(&run_dir)?;
-        let ckpt = Checkpoint::open(checkpoint)?;
+        let ckpt = Checkpoint::open(&resolved)?;
         let loaded = ckpt.loaded_config();
         loaded.validate()?;
         InputDigest::check_unchanged(&ckpt.state.inputs)?;

@@ -183,7 +183,9 @@ fn acknowledge_until_stopped(socket: &UdpSocket, stop: &AtomicBool) -> Result<u6
     Ok(received)
 }
 
-fn is_timeout(e: &std::io::Error) -> bool {
+/// Whether a socket call only ran out of time (a read timeout, or nothing ready on a
+/// non-blocking socket).
+pub(super) fn is_timeout(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mocc_policy::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
 
-use super::controlled_flow::{FlowOutcome, MiRecord};
+use super::controlled_flow::{is_timeout, FlowOutcome, MiRecord};
 use crate::error::{NetError, Result};
 use crate::topology::{Host, Topology};
 
@@ -138,13 +138,7 @@ fn send_for(
     while start.elapsed() < duration {
         match stream.write(&chunk) {
             Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(NetError::io("sending the TCP flow", e)),
         }
         let now = start.elapsed();
