@@ -10,7 +10,9 @@
 //!
 //! It also runs trained policies without libtorch: [`Policy::load`] reads and validates an
 //! export folder (`policy.json` + `policy.safetensors`), and a [`Controller`] turns each
-//! finished MI into the next pacing rate with the policy's mean action.
+//! finished MI into the next pacing rate with the policy's mean action. A transport that would
+//! rather not cut MIs itself feeds packet events to an [`MiLedger`], which cuts them by the
+//! gym's rule and asks any [`RateDriver`] (a [`PolicyDriver`] for a learned policy) for rates.
 //!
 //! This crate never depends on libtorch.
 
@@ -24,6 +26,7 @@ pub mod mi;
 pub mod net;
 pub mod normalize;
 pub mod objective;
+pub mod packet_events;
 pub mod rate;
 pub mod serde_float;
 pub mod spec;
@@ -43,6 +46,7 @@ pub use normalize::{
     normalize_value, Normalization, Normalizer, DEFAULT_OBS_CLIP, DEFAULT_OBS_EPS,
 };
 pub use objective::{Objective, ObjectiveError};
+pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
 pub use rate::{RateError, RateRule};
 pub use spec::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,

@@ -26,8 +26,9 @@ enum NetCommand {
     /// Run flows through a real emulated path (root; network namespaces, tbf + pfifo, nftables
     /// loss, a user-space delay line) and report them as `mocc eval` does.
     Run(RunArgs),
-    /// Every network and objective of an eval suite in the simulator and on the real path,
-    /// side by side (compare.csv, compare.png; root).
+    /// Every network and objective of an eval suite, the same run in the simulator and on the
+    /// real path (alone on the link from half its rate, --duration seconds), side by side
+    /// (compare.csv, compare.png; root).
     Compare(CompareArgs),
 }
 
@@ -37,10 +38,11 @@ struct CompareArgs {
     /// A policy: an export folder or const:RATE (repeatable).
     #[arg(long = "policy", required = true)]
     policies: Vec<String>,
-    /// Eval suite: its networks, objectives, seeds and steps (other sections are left out).
+    /// Eval suite: its networks, objectives and seeds (the simulator runs once per seed; other
+    /// sections are left out).
     #[arg(long)]
     suite: PathBuf,
-    /// Seconds of each real run.
+    /// Seconds of each run, real and simulated.
     #[arg(long, default_value_t = 20.0)]
     duration: f64,
     /// Real runs per network and objective (averaged).

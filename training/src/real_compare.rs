@@ -5,9 +5,10 @@
 use crate::actor::LoadedPolicy;
 use crate::axes::{Axis, Scale};
 use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
-use crate::eval::{evaluate, EvalError, RunMetrics};
+use crate::eval::{EvalError, RunMetrics};
 use crate::figures::shared_range;
 use crate::real_path::{flow_metrics, rate_driver};
+use crate::scenario_eval::fixed_link_runs;
 use crate::style::{policy_styles, Dash, LineStyle, REFERENCE};
 use crate::suite::{Suite, SuiteNetwork};
 use mocc_net::transport::run_controlled_flow;
@@ -56,40 +57,40 @@ pub struct CompareRow {
     pub sim: RunMetrics,
     /// Real path: the mean over the real runs.
     pub real: RunMetrics,
+    /// Sample standard deviation of the simulator's utilization over its seeds (0 for one).
+    pub sim_utilization_sd: f64,
+    /// Sample standard deviation of the real utilization over the real runs (0 for one).
+    pub real_utilization_sd: f64,
 }
 
 /// Runs `policy` (an export folder or `const:RATE`) on every network of `suite` (its `networks`;
-/// sweeps and the other sections are left out) under each objective: the suite's seeds in the
-/// simulator, `runs.repeats` real runs of `runs.duration_s` on a path built for each network.
-/// Learned flows start at half the bottleneck's rate. `progress` hears of each real run.
+/// sweeps and the other sections are left out) under each objective: `runs.repeats` real runs of
+/// `runs.duration_s` on a path built for each network, and the same experiment in the simulator
+/// once per suite seed (the flow alone on the link, started at half the bottleneck's rate, for
+/// the same number of seconds, utilization over the whole run). `progress` hears of each real
+/// run.
 pub fn compare(
     policy: &str,
     suite: &Suite,
     runs: RealRuns,
     mut progress: impl FnMut(&str),
 ) -> Result<Vec<CompareRow>, CompareError> {
-    let networks_only = Suite {
-        networks: suite.networks.clone(),
-        sweeps: None,
-        fairness: None,
-        friendliness: None,
-        timeseries: Vec::new(),
-        scenarios: Vec::new(),
-        ..suite.clone()
-    };
     let loaded = LoadedPolicy::load(Path::new(policy)).map_err(EvalError::from)?;
-    let simulated = evaluate(&loaded, &networks_only)?;
     let metrics = loaded.scenario().metrics;
     let mut rows = Vec::new();
-    for net in &networks_only.networks {
+    for net in &suite.networks {
         let path = path_of(net);
+        let start_rate_pps = path.bandwidth_pps / 2.0;
         let topology = Topology::create(&path)?;
-        for w in networks_only.objectives_or_default() {
-            let sim: Vec<&RunMetrics> = simulated
-                .iter()
-                .filter(|r| r.network == net.label() && [r.w_thr, r.w_lat, r.w_loss] == w)
-                .map(|r| &r.metrics)
-                .collect();
+        for w in suite.objectives_or_default() {
+            let sim = fixed_link_runs(
+                &loaded,
+                net,
+                start_rate_pps,
+                w,
+                &suite.seeds,
+                runs.duration_s,
+            )?;
             let mut real = Vec::new();
             for k in 0..runs.repeats {
                 progress(&format!(
@@ -102,6 +103,7 @@ pub fn compare(
                     &path,
                     policy,
                     w,
+                    start_rate_pps,
                     runs.duration_s,
                     metrics,
                 )?);
@@ -110,13 +112,26 @@ pub fn compare(
                 policy: policy.to_string(),
                 network: net.label(),
                 w,
-                sim: RunMetrics::mean(sim),
+                sim: RunMetrics::mean(sim.iter()),
                 real: RunMetrics::mean(real.iter()),
+                sim_utilization_sd: sample_sd(sim.iter().map(|m| m.utilization)),
+                real_utilization_sd: sample_sd(real.iter().map(|m| m.utilization)),
             });
         }
         topology.close()?;
     }
     Ok(rows)
+}
+
+/// Sample standard deviation (n - 1 in the denominator); 0 for fewer than two values.
+fn sample_sd(values: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = values.collect();
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let squares: f64 = v.iter().map(|x| (x - mean).powi(2)).sum();
+    (squares / (v.len() - 1) as f64).sqrt()
 }
 
 /// The real path of a suite network.
@@ -134,11 +149,11 @@ fn real_run(
     path: &PathSpec,
     policy: &str,
     w: [f64; 3],
+    start_rate_pps: f64,
     duration_s: f64,
     metrics: MetricsVersion,
 ) -> Result<RunMetrics, CompareError> {
-    let driver =
-        rate_driver(policy, Some(w), path.bandwidth_pps / 2.0).map_err(CompareError::Policy)?;
+    let driver = rate_driver(policy, Some(w), start_rate_pps).map_err(CompareError::Policy)?;
     let flow = run_controlled_flow(topology, 0, driver, Duration::from_secs_f64(duration_s))?;
     Ok(flow_metrics(&flow, path, metrics, w))
 }
@@ -148,11 +163,12 @@ fn real_run(
 pub fn write_csv(out: &Path, rows: &[CompareRow]) -> Result<(), PlotError> {
     let mut text = String::from(
         "policy,network,w_thr,w_lat,w_loss,sim_utilization,real_utilization,sim_thr_pps,\
-         real_thr_pps,sim_rtt_ratio,real_rtt_ratio,sim_loss,real_loss\n",
+         real_thr_pps,sim_rtt_ratio,real_rtt_ratio,sim_loss,real_loss,sim_utilization_sd,\
+         real_utilization_sd\n",
     );
     for r in rows {
         text.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             r.policy,
             r.network,
             r.w[0],
@@ -165,7 +181,9 @@ pub fn write_csv(out: &Path, rows: &[CompareRow]) -> Result<(), PlotError> {
             r.sim.rtt_ratio,
             r.real.rtt_ratio,
             r.sim.loss,
-            r.real.loss
+            r.real.loss,
+            r.sim_utilization_sd,
+            r.real_utilization_sd
         ));
     }
     std::fs::write(out, text).map_err(|e| PlotError::Input {
@@ -241,5 +259,19 @@ fn equal_line(lo: f64, hi: f64) -> Line {
         label: "real = simulator".into(),
         points: vec![(lo, lo), (hi, hi)],
         style: reference_style().with_width(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_sd_uses_n_minus_one() {
+        // Mean 2.5, squares 2.25 + 0.25 + 0.25 + 2.25 = 5, over 3.
+        let sd = sample_sd([1.0, 2.0, 3.0, 4.0].into_iter());
+        assert!((sd - (5.0f64 / 3.0).sqrt()).abs() < 1e-12, "{sd}");
+        assert_eq!(sample_sd([0.7].into_iter()), 0.0);
+        assert_eq!(sample_sd(std::iter::empty()), 0.0);
     }
 }

@@ -5,9 +5,13 @@
 //! over the base RTT in force when it ends.
 
 use crate::actor::LoadedPolicy;
-use crate::eval::{EvalError, EvalRow, RunSums};
-use crate::suite::{ScenarioRunSpec, Suite};
-use mocc_gym::{Action, ControllerConfig, Env, Scenario, ScenarioError, SlotPhase};
+use crate::eval::{EvalError, EvalRow, RunMetrics, RunSums};
+use crate::suite::{ScenarioRunSpec, Suite, SuiteNetwork};
+use mocc_gym::{
+    Action, ControllerConfig, Env, Range, Scenario, ScenarioConfig, ScenarioError, SlotPhase,
+    StartRate,
+};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Runs every `scenarios:` entry of the suite for every objective and seed.
@@ -33,8 +37,17 @@ fn policy_on_scenario(
     spec: &ScenarioRunSpec,
 ) -> Result<Scenario, ScenarioError> {
     let file = Scenario::load(&spec.scenario)?;
+    policy_on_config(policy, file.config(), spec.scenario.parent())
+}
+
+/// `source`'s link and senders (trace paths relative to `base`) with the policy's observation,
+/// action rule and MI sizing, as [`policy_on_scenario`] does for a file.
+fn policy_on_config(
+    policy: &LoadedPolicy,
+    source: &ScenarioConfig,
+    base: Option<&Path>,
+) -> Result<Scenario, ScenarioError> {
     let mut cfg = policy.scenario().clone();
-    let source = file.config();
     cfg.link = source.link.clone();
     cfg.senders = source.senders.clone();
     cfg.mi_jitter = source.mi_jitter;
@@ -52,7 +65,29 @@ fn policy_on_scenario(
             s.observe = true;
         }
     }
-    Scenario::new(cfg, spec.scenario.parent())
+    Scenario::new(cfg, base)
+}
+
+/// The simulator's side of a real-path run (`mocc net compare`): the policy alone on the fixed
+/// link `net`, started at `start_rate_pps` (a constant rate keeps its own), for `duration_s`
+/// simulated seconds under objective `w`, once per seed; utilization over the whole run.
+pub fn fixed_link_runs(
+    policy: &LoadedPolicy,
+    net: &SuiteNetwork,
+    start_rate_pps: f64,
+    w: [f64; 3],
+    seeds: &[u64],
+    duration_s: f64,
+) -> Result<Vec<RunMetrics>, EvalError> {
+    let mut source = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
+    for s in &mut source.senders {
+        s.start_rate = StartRate::Pps(Range::Fixed(start_rate_pps));
+    }
+    let scenario = Arc::new(policy_on_config(policy, &source, None)?);
+    Ok(seeds
+        .iter()
+        .map(|&seed| run_scenario(policy, &scenario, w, seed, duration_s).metrics())
+        .collect())
 }
 
 /// One run for `duration_s` simulated seconds: the policy decides for every ready learned
@@ -126,6 +161,27 @@ mod tests {
         )
         .unwrap();
         (Suite::load(&suite_path).unwrap(), dir)
+    }
+
+    #[test]
+    fn a_fixed_link_run_lasts_the_given_seconds_from_the_given_rate() {
+        // 100 pkt/s on a lossless 200 pkt/s link of 20 ms one way for 10 s: ~1,000 packets
+        // sent, all but the ~4 still in flight at the end delivered, over a capacity of 2,000.
+        let net = SuiteNetwork {
+            bw_pps: 200.0,
+            delay_s: 0.02,
+            queue_pkts: 50.0,
+            loss: 0.0,
+        };
+        let policy = LoadedPolicy::load(std::path::Path::new("const:100")).unwrap();
+        let runs =
+            fixed_link_runs(&policy, &net, 150.0, [0.34, 0.33, 0.33], &[0, 1], 10.0).unwrap();
+        assert_eq!(runs.len(), 2);
+        for m in &runs {
+            assert!((0.496..=0.5).contains(&m.utilization), "{}", m.utilization);
+            assert!((m.rtt_ratio - 1.0).abs() < 1e-9, "{}", m.rtt_ratio);
+            assert_eq!(m.loss, 0.0);
+        }
     }
 
     #[test]

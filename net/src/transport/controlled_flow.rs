@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mocc_policy::{MiCounters, MonitorInterval};
+use mocc_policy::{ClosedMi, MiLedger, MonitorInterval};
 
 use super::driver::RateDriver;
 use super::loss_detector::LossDetector;
@@ -196,11 +196,10 @@ pub(super) fn is_timeout(e: &std::io::Error) -> bool {
 struct Sender {
     socket: UdpSocket,
     flow: u16,
-    driver: Box<dyn RateDriver>,
     /// Monotonic ns at the flow's start (time 0 of its MIs).
     origin_ns: u64,
     losses: LossDetector,
-    counters: MiCounters,
+    ledger: MiLedger<Box<dyn RateDriver>>,
     outcome: FlowOutcome,
     lateness: Vec<f64>,
 }
@@ -210,10 +209,9 @@ impl Sender {
         Self {
             socket,
             flow,
-            driver,
             origin_ns: 0,
             losses: LossDetector::new(0),
-            counters: MiCounters::starting_at(0.0),
+            ledger: MiLedger::new(driver),
             outcome: FlowOutcome::default(),
             lateness: Vec::new(),
         }
@@ -234,9 +232,8 @@ impl Sender {
             .map_err(|e| NetError::io("making the sender's socket non-blocking", e))?;
         let cpu_before = thread_cpu_s();
         self.origin_ns = monotonic_ns();
-        let mut rate = self.driver.start(rtt / 2.0);
-        let mut mi_end = self.driver.mi_duration_s();
-        let mut next_send = 0.0;
+        // As in the gym, the first packet leaves one packet interval after the start.
+        let mut next_send = 1.0 / self.ledger.start(0.0, rtt / 2.0);
         let end = duration.as_secs_f64();
         let mut seq = 0u64;
         let mut packet = [0u8; DATA_PAYLOAD_BYTES];
@@ -246,22 +243,27 @@ impl Sender {
             if now >= end {
                 break;
             }
-            if now >= mi_end {
-                let mi = self.close_mi(now, rate);
-                rate = self.driver.on_mi(&mi);
-                mi_end = now + self.driver.mi_duration_s();
-            }
             if now >= next_send {
-                self.lateness.push(now - next_send);
+                let due = next_send;
+                self.lateness.push(now - due);
                 self.send(seq, &mut packet)?;
                 seq += 1;
-                // Keep to the schedule; after a stall restart it rather than burst.
-                next_send = (next_send + 1.0 / rate).max(now - 1.0 / rate);
+                // Keep to the schedule at the rate the packet left at; after a stall restart
+                // it rather than burst.
+                let gap = 1.0 / self.ledger.rate_pps();
+                next_send = (due + gap).max(now - gap);
+                let closed = self.ledger.on_sent(due);
+                self.record(closed);
             }
-            self.wait_until(next_send.min(mi_end).min(end))?;
+            self.wait_until(next_send.min(end))?;
         }
         self.outcome.duration_s = started.elapsed().as_secs_f64();
-        self.drain(rate)?;
+        self.drain()?;
+        let last = MiRecord {
+            rate_pps: self.ledger.rate_pps(),
+            mi: self.ledger.finish(self.now_s()),
+        };
+        self.outcome.mis.push(last);
         let sent = self.outcome.sent.max(1) as f64;
         self.outcome.pacing =
             pacing_stats(&mut self.lateness, (thread_cpu_s() - cpu_before) / sent);
@@ -317,7 +319,6 @@ impl Sender {
         wire::encode(Kind::Data, &stamp, packet);
         let now = sent_ns.saturating_sub(self.origin_ns) as f64 * 1e-9;
         self.losses.on_sent(seq, now);
-        self.counters.on_sent();
         match self.socket.send(packet) {
             Ok(_) => self.outcome.sent += 1,
             Err(e) if is_timeout(&e) || e.raw_os_error() == Some(libc::ENOBUFS) => {
@@ -342,32 +343,38 @@ impl Sender {
                     }
                     let at = at_ns.saturating_sub(self.origin_ns) as f64 * 1e-9;
                     let outcome = self.losses.on_ack(s.seq, at);
-                    self.count_losses(outcome.lost);
+                    self.count_losses(at, outcome.lost);
                     if let Some(rtt) = outcome.rtt_s {
-                        self.counters.on_acked(rtt);
                         self.outcome.acked += 1;
+                        let closed = self.ledger.on_acked(at, rtt);
+                        self.record(closed);
                     }
                 }
                 Err(e) if is_timeout(&e) => break,
                 Err(e) => return Err(NetError::io("receiving acknowledgements", e)),
             }
         }
-        let expired = self.losses.expire(self.now_s());
-        self.count_losses(expired);
+        let now = self.now_s();
+        let expired = self.losses.expire(now);
+        self.count_losses(now, expired);
         Ok(())
     }
 
-    fn count_losses(&mut self, n: u64) {
-        for _ in 0..n {
-            self.counters.on_lost();
-        }
+    /// `n` packets were found lost at `t`.
+    fn count_losses(&mut self, t: f64, n: u64) {
         self.outcome.lost += n;
+        let closed = self.ledger.on_lost(t, n);
+        self.record(closed);
     }
 
-    fn close_mi(&mut self, now: f64, rate_pps: f64) -> MonitorInterval {
-        let mi = self.counters.close(now);
-        self.outcome.mis.push(MiRecord { rate_pps, mi });
-        mi
+    /// Keeps an MI that a packet event closed.
+    fn record(&mut self, closed: Option<ClosedMi>) {
+        if let Some(c) = closed {
+            self.outcome.mis.push(MiRecord {
+                rate_pps: c.rate_pps,
+                mi: c.mi,
+            });
+        }
     }
 
     /// Sleeps until shortly before `until_s` (s since the start), waking early for an
@@ -382,7 +389,9 @@ impl Sender {
     }
 
     /// After the last send: acknowledgements for the packets in flight, then the rest lost.
-    fn drain(&mut self, rate: f64) -> Result<()> {
+    fn drain(&mut self) -> Result<()> {
+        // The last MI takes everything that is still resolved.
+        self.ledger.hold();
         let deadline = self.now_s() + DRAIN_TIMEOUTS * self.losses.timeout_s();
         while self.losses.outstanding() > 0 && self.now_s() < deadline {
             self.read_acks()?;
@@ -390,9 +399,8 @@ impl Sender {
         }
         self.read_acks()?;
         let left = self.losses.expire(f64::INFINITY);
-        self.count_losses(left);
         let now = self.now_s();
-        self.close_mi(now, rate);
+        self.count_losses(now, left);
         Ok(())
     }
 }

@@ -1,53 +1,9 @@
-//! What sets a controlled flow's rate: a learned policy through `mocc_policy::Controller`, a
-//! constant rate, or any rule that maps finished monitor intervals to the next rate.
+//! What sets a controlled flow's rate: a learned policy ([`PolicyDriver`], the deployed
+//! `mocc_policy::Controller`), a constant rate, or any [`RateDriver`]: a rule that maps finished
+//! monitor intervals to the next rate.
 
-use mocc_policy::{Controller, MonitorInterval};
-
-/// A rate rule driven by monitor intervals.
-pub trait RateDriver: Send {
-    /// Starts a connection whose one-way delay is estimated at `one_way_delay_s`; returns the
-    /// first MI's rate (packets/s).
-    fn start(&mut self, one_way_delay_s: f64) -> f64;
-    /// Length of the next MI (s).
-    fn mi_duration_s(&self) -> f64;
-    /// Folds in a finished MI; returns the next MI's rate (packets/s).
-    fn on_mi(&mut self, mi: &MonitorInterval) -> f64;
-}
-
-/// A learned policy: the deployed controller, exactly as the gym runs it.
-pub struct PolicyDriver {
-    controller: Controller,
-    start_rate_pps: f64,
-}
-
-impl PolicyDriver {
-    /// Drives with `controller`, starting at `start_rate_pps`.
-    pub fn new(controller: Controller, start_rate_pps: f64) -> Self {
-        Self {
-            controller,
-            start_rate_pps,
-        }
-    }
-
-    /// The controller (its last action, observation, objective).
-    pub fn controller(&self) -> &Controller {
-        &self.controller
-    }
-}
-
-impl RateDriver for PolicyDriver {
-    fn start(&mut self, one_way_delay_s: f64) -> f64 {
-        self.controller.start(self.start_rate_pps, one_way_delay_s)
-    }
-
-    fn mi_duration_s(&self) -> f64 {
-        self.controller.mi_duration_s()
-    }
-
-    fn on_mi(&mut self, mi: &MonitorInterval) -> f64 {
-        self.controller.on_monitor_interval(mi)
-    }
-}
+use mocc_policy::MonitorInterval;
+pub use mocc_policy::{PolicyDriver, RateDriver};
 
 /// A constant rate, its MIs sized like an Aurora agent's (half the last mean RTT, a few
 /// one-way delays before the first sample), so its statistics are comparable.

@@ -1,9 +1,10 @@
 //! C ABI of the `mocc-policy` runtime (see `include/mocc_policy.h`): load an exported policy
-//! and turn monitor-interval statistics into pacing rates from C, C++ or any language with a C
+//! and turn packet events (`mocc_flow_*`, which cut MIs as the gym does) or monitor-interval
+//! statistics (`mocc_controller_*`) into pacing rates from C, C++ or any language with a C
 //! FFI. Every entry point checks its pointers and catches panics; errors come back as
 //! messages or sentinel values (NULL, NaN, -1), never as unwinding into C.
 
-use mocc_policy::{Controller, MonitorInterval, Policy, RttSummary};
+use mocc_policy::{Controller, MiLedger, MonitorInterval, Policy, PolicyDriver, RttSummary};
 use std::ffi::{c_char, c_double, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -22,13 +23,13 @@ pub struct MoccMonitorInterval {
     pub bytes_acked: c_double,
     /// Bytes detected lost during the MI.
     pub bytes_lost: c_double,
-    /// Start of sending (s).
+    /// The MI's start (s), as the gym sets it (not its first packet).
     pub send_start_s: c_double,
-    /// End of sending (s).
+    /// The MI's end (s), as the gym sets it (not its last packet).
     pub send_end_s: c_double,
-    /// First acknowledgement (s).
+    /// The MI's start again (s): the gym's acknowledgement span is the MI itself.
     pub recv_start_s: c_double,
-    /// Last acknowledgement (s).
+    /// The MI's end again (s).
     pub recv_end_s: c_double,
     /// RTT samples.
     pub rtt_count: u64,
@@ -101,41 +102,33 @@ pub unsafe extern "C" fn mocc_controller_new(
 ) -> *mut MoccController {
     guarded(std::ptr::null_mut(), || {
         // SAFETY: forwarded caller guarantees.
-        unsafe { new_controller(policy_dir, objective, err, err_len) }
+        match unsafe { new_controller(policy_dir, objective) } {
+            Ok(c) => Box::into_raw(Box::new(MoccController(c))),
+            Err(msg) => {
+                // SAFETY: forwarded caller guarantee on `err`.
+                unsafe { write_error(&msg, err, err_len) };
+                std::ptr::null_mut()
+            }
+        }
     })
 }
 
+/// Loads `policy_dir` and makes a controller for `objective`, or says why not.
 unsafe fn new_controller(
     policy_dir: *const c_char,
     objective: *const c_double,
-    err: *mut c_char,
-    err_len: usize,
-) -> *mut MoccController {
-    let fail = |msg: &str| {
-        // SAFETY: forwarded caller guarantee on `err`.
-        unsafe { write_error(msg, err, err_len) };
-        std::ptr::null_mut()
-    };
+) -> Result<Controller, String> {
     if policy_dir.is_null() {
-        return fail("policy_dir is NULL");
+        return Err("policy_dir is NULL".into());
     }
     // SAFETY: non-null, NUL-terminated by the caller's guarantee.
-    let dir = match unsafe { CStr::from_ptr(policy_dir) }.to_str() {
-        Ok(d) => d,
-        Err(_) => return fail("policy_dir is not valid UTF-8"),
-    };
+    let dir = unsafe { CStr::from_ptr(policy_dir) }
+        .to_str()
+        .map_err(|_| "policy_dir is not valid UTF-8".to_string())?;
     // SAFETY: forwarded caller guarantee.
-    let Some(w) = (unsafe { read_objective(objective) }) else {
-        return fail("objective is NULL");
-    };
-    let policy = match Policy::load(dir) {
-        Ok(p) => p,
-        Err(e) => return fail(&e.to_string()),
-    };
-    match Controller::new(policy, w) {
-        Ok(c) => Box::into_raw(Box::new(MoccController(c))),
-        Err(e) => fail(&e.to_string()),
-    }
+    let w = unsafe { read_objective(objective) }.ok_or("objective is NULL")?;
+    let policy = Policy::load(dir).map_err(|e| e.to_string())?;
+    Controller::new(policy, w).map_err(|e| e.to_string())
 }
 
 /// See `mocc_policy.h`.
@@ -152,6 +145,33 @@ pub unsafe extern "C" fn mocc_controller_reset(
         return f64::NAN;
     };
     guarded(f64::NAN, || c.0.reset(start_rate_pps))
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `cc` must come from `mocc_controller_new` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_controller_start(
+    cc: *mut MoccController,
+    start_rate_pps: f64,
+    one_way_delay_s: f64,
+) -> f64 {
+    // SAFETY: caller guarantee.
+    let Some(c) = (unsafe { cc.as_mut() }) else {
+        return f64::NAN;
+    };
+    guarded(f64::NAN, || c.0.start(start_rate_pps, one_way_delay_s))
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `cc` must come from `mocc_controller_new` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_controller_mi_duration_s(cc: *const MoccController) -> f64 {
+    // SAFETY: caller guarantee.
+    unsafe { cc.as_ref() }.map_or(f64::NAN, |c| c.0.mi_duration_s())
 }
 
 /// See `mocc_policy.h`.
@@ -212,5 +232,143 @@ pub unsafe extern "C" fn mocc_controller_free(cc: *mut MoccController) {
     if !cc.is_null() {
         // SAFETY: created by Box::into_raw in mocc_controller_new.
         drop(unsafe { Box::from_raw(cc) });
+    }
+}
+
+/// An opaque flow handle: a controller fed packet events.
+pub struct MoccFlow(MiLedger<PolicyDriver>);
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `policy_dir` must be a NUL-terminated string, `objective` three doubles, and `err` (if not
+/// null) `err_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_flow_new(
+    policy_dir: *const c_char,
+    objective: *const c_double,
+    start_rate_pps: f64,
+    err: *mut c_char,
+    err_len: usize,
+) -> *mut MoccFlow {
+    guarded(std::ptr::null_mut(), || {
+        // SAFETY: forwarded caller guarantees.
+        match unsafe { new_controller(policy_dir, objective) } {
+            Ok(c) => Box::into_raw(Box::new(MoccFlow(MiLedger::new(PolicyDriver::new(
+                c,
+                start_rate_pps,
+            ))))),
+            Err(msg) => {
+                // SAFETY: forwarded caller guarantee on `err`.
+                unsafe { write_error(&msg, err, err_len) };
+                std::ptr::null_mut()
+            }
+        }
+    })
+}
+
+/// Runs `f` on the flow behind `flow`, or returns NaN for a null handle or a panic.
+unsafe fn with_flow(
+    flow: *mut MoccFlow,
+    f: impl FnOnce(&mut MiLedger<PolicyDriver>) -> f64,
+) -> f64 {
+    // SAFETY: the caller guarantees `flow` came from `mocc_flow_new` and is not freed.
+    match unsafe { flow.as_mut() } {
+        Some(fl) => guarded(f64::NAN, || f(&mut fl.0)),
+        None => f64::NAN,
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `flow` must come from `mocc_flow_new` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_flow_start(
+    flow: *mut MoccFlow,
+    now_s: f64,
+    one_way_delay_s: f64,
+) -> f64 {
+    // SAFETY: forwarded caller guarantee.
+    unsafe { with_flow(flow, |l| l.start(now_s, one_way_delay_s)) }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `flow` must come from `mocc_flow_new` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_flow_on_sent(flow: *mut MoccFlow, t_s: f64) -> f64 {
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        with_flow(flow, |l| {
+            l.on_sent(t_s);
+            l.rate_pps()
+        })
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `flow` must come from `mocc_flow_new` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_flow_on_acked(flow: *mut MoccFlow, t_s: f64, rtt_s: f64) -> f64 {
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        with_flow(flow, |l| {
+            l.on_acked(t_s, rtt_s);
+            l.rate_pps()
+        })
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `flow` must come from `mocc_flow_new` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_flow_on_lost(flow: *mut MoccFlow, t_s: f64, packets: u64) -> f64 {
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        with_flow(flow, |l| {
+            l.on_lost(t_s, packets);
+            l.rate_pps()
+        })
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `flow` must come from `mocc_flow_new`; `objective` must point to three doubles.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_flow_set_objective(
+    flow: *mut MoccFlow,
+    objective: *const c_double,
+) -> c_int {
+    // SAFETY: caller guarantee.
+    let (Some(f), Some(w)) = (unsafe { flow.as_mut() }, unsafe {
+        read_objective(objective)
+    }) else {
+        return -1;
+    };
+    guarded(-1, || {
+        match f.0.driver_mut().controller_mut().set_objective(w) {
+            Ok(()) => 0,
+            Err(_) => -1,
+        }
+    })
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `flow` must come from `mocc_flow_new` and be freed once.
+#[no_mangle]
+pub unsafe extern "C" fn mocc_flow_free(flow: *mut MoccFlow) {
+    if !flow.is_null() {
+        // SAFETY: created by Box::into_raw in mocc_flow_new.
+        drop(unsafe { Box::from_raw(flow) });
     }
 }

@@ -1,7 +1,9 @@
 //! The C entry points on the shipped MOCC policy: the same rates as the Rust controller, errors
 //! as messages, null pointers refused.
 
-use mocc_policy::{Controller, MonitorInterval, Policy, RttSummary, BYTES_PER_PACKET};
+use mocc_policy::{
+    Controller, MiLedger, MonitorInterval, Policy, PolicyDriver, RttSummary, BYTES_PER_PACKET,
+};
 use mocc_policy_ffi::*;
 use std::ffi::CString;
 use std::path::Path;
@@ -67,6 +69,57 @@ fn c_controller_matches_the_rust_controller() {
 }
 
 #[test]
+fn a_c_flow_fed_packet_events_matches_the_rust_ledger() {
+    // A paced sender on a 200 pkt/s path of 30 ms: every packet acknowledged one RTT after it
+    // left, a loss every 17th; the C flow and a Rust MiLedger over the same controller see the
+    // same events and must give the same rate after every one.
+    let dir = CString::new(shipped()).unwrap();
+    let w = [0.1, 0.8, 0.1];
+    let mut err = [0 as std::ffi::c_char; 256];
+    // SAFETY: valid pointers and lengths throughout.
+    unsafe {
+        let f = mocc_flow_new(dir.as_ptr(), w.as_ptr(), 150.0, err.as_mut_ptr(), err.len());
+        assert!(!f.is_null());
+        let controller = Controller::new(Policy::load(shipped()).unwrap(), w).unwrap();
+        let mut rust = MiLedger::new(PolicyDriver::new(controller, 150.0));
+        let t0 = 1000.0;
+        let mut rate = mocc_flow_start(f, t0, 0.03);
+        assert_eq!(rate, rust.start(t0, 0.03));
+        let (mut t, mut decisions) = (t0, 0);
+        let mut acks = std::collections::VecDeque::new();
+        for k in 0..3000u64 {
+            t += 1.0 / rate;
+            while acks.front().is_some_and(|&(at, _)| at <= t) {
+                let (at, lost) = acks.pop_front().unwrap();
+                let expect = if lost {
+                    rust.on_lost(at, 1)
+                } else {
+                    rust.on_acked(at, 0.06)
+                };
+                decisions += usize::from(expect.is_some());
+                rate = if lost {
+                    mocc_flow_on_lost(f, at, 1)
+                } else {
+                    mocc_flow_on_acked(f, at, 0.06)
+                };
+                assert_eq!(rate, rust.rate_pps(), "event at {at}");
+            }
+            decisions += usize::from(rust.on_sent(t).is_some());
+            rate = mocc_flow_on_sent(f, t);
+            assert_eq!(rate, rust.rate_pps(), "send {k}");
+            acks.push_back((t + 0.06, k % 17 == 16));
+        }
+        assert!(decisions > 100, "{decisions} MIs closed");
+        assert!(mocc_flow_on_sent(std::ptr::null_mut(), t).is_nan());
+        let bad = [0.5, 0.5, 0.5];
+        assert_eq!(mocc_flow_set_objective(f, bad.as_ptr()), -1);
+        assert_eq!(mocc_flow_set_objective(f, [0.6, 0.3, 0.1].as_ptr()), 0);
+        mocc_flow_free(f);
+        mocc_flow_free(std::ptr::null_mut());
+    }
+}
+
+#[test]
 fn failures_come_back_as_messages() {
     let mut err = [0 as std::ffi::c_char; 128];
     let w = [0.6, 0.3, 0.1];
@@ -85,6 +138,16 @@ fn failures_come_back_as_messages() {
         assert!(msg.contains("objective"), "{msg}");
         let cc = mocc_controller_new(std::ptr::null(), w.as_ptr(), std::ptr::null_mut(), 0);
         assert!(cc.is_null());
+        let f = mocc_flow_new(
+            missing.as_ptr(),
+            w.as_ptr(),
+            100.0,
+            err.as_mut_ptr(),
+            err.len(),
+        );
+        assert!(f.is_null());
+        let msg = std::ffi::CStr::from_ptr(err.as_ptr()).to_string_lossy();
+        assert!(msg.contains("policy.json"), "{msg}");
         assert!(mocc_controller_reset(std::ptr::null_mut(), 100.0).is_nan());
     }
 }
@@ -102,6 +165,15 @@ fn the_header_declares_every_entry_point() {
         "mocc_controller_set_objective",
         "mocc_controller_next_mi_duration_s",
         "mocc_controller_free",
+        "mocc_controller_start",
+        "mocc_controller_mi_duration_s",
+        "mocc_flow_new",
+        "mocc_flow_start",
+        "mocc_flow_on_sent",
+        "mocc_flow_on_acked",
+        "mocc_flow_on_lost",
+        "mocc_flow_set_objective",
+        "mocc_flow_free",
     ] {
         assert!(header.contains(&format!("{f}(")), "{f}");
     }
