@@ -42,6 +42,14 @@ fn network_ready() -> bool {
     }
 }
 
+/// An empty folder of this test process under the temp folder.
+fn fresh_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mocc-net-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[test]
 fn a_bad_flow_is_refused_before_any_path_is_built() {
     let out = mocc(&[
@@ -173,9 +181,7 @@ fn compare_runs_a_suite_on_both_sides() {
     if !network_ready() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("mocc-net-cli-compare-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("compare");
     let suite = dir.join("suite.yaml");
     std::fs::write(
         &suite,
@@ -211,6 +217,74 @@ fn compare_runs_a_suite_on_both_sides() {
     assert!(std::fs::read(out_dir.join("compare.png"))
         .unwrap()
         .starts_with(b"\x89PNG"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_scenario_schedule_changes_the_real_path_during_the_run() {
+    let _serial = serial();
+    if !network_ready() {
+        return;
+    }
+    let dir = fresh_dir("step");
+    let scenario = dir.join("step.yaml");
+    std::fs::write(
+        &scenario,
+        "link:\n  bandwidth_pps: 400\n  delay_s: 0.02\n  queue_pkts: 20\n  loss: 0\n  \
+         schedule:\n    - {time_s: 2, bandwidth_pps: 200}\n  \
+         outages:\n    - {start_s: 4, duration_s: 1}\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let j = mocc_json(&[
+        "net",
+        "run",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--flow",
+        "const:300",
+        "--duration",
+        "6",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    // The step to 200 pkt/s at 2 s, the outage at 4 s and its end at 5 s, each applied
+    // within 50 ms of its time.
+    let changes = j["path_changes"].as_array().unwrap();
+    let due: Vec<f64> = changes
+        .iter()
+        .map(|c| c["at_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(due, vec![2.0, 4.0, 5.0], "{j}");
+    for c in changes {
+        let late = c["applied_s"].as_f64().unwrap() - c["at_s"].as_f64().unwrap();
+        assert!((0.0..0.05).contains(&late), "{j}");
+    }
+    // 300 pkt/s for 2 s, then 200 for 2 s, the 20 queued packets during the outage, 200 for
+    // the last second: ~1,220 packets, ~203 pkt/s (an unchanged path would deliver 300).
+    let thr = j["thr_pps"].as_f64().unwrap();
+    assert!((thr - 203.0).abs() < 12.0, "{j}");
+    let results = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    assert!(results.contains(",\"step\","), "{results}");
+    // What a real path cannot follow is refused by field before any path is built.
+    std::fs::write(
+        &scenario,
+        "link: {bandwidth_pps: {min: 100, max: 200}, delay_s: 0.02, queue_pkts: 20, loss: 0}\n",
+    )
+    .unwrap();
+    let bad = mocc(&[
+        "net",
+        "run",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--flow",
+        "const:100",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("link.bandwidth_pps"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

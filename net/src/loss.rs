@@ -25,6 +25,14 @@ pub fn change(router_ns: &str, loss: f64) -> Result<()> {
     nft_script(router_ns, &script)
 }
 
+/// Replaces the loss rule with one that drops every packet towards the receiver (an outage).
+pub fn drop_all(router_ns: &str) -> Result<()> {
+    let script = format!(
+        "flush chain ip {TABLE} forward\nadd rule ip {TABLE} forward iifname \"{ROUTER_TO_SENDER_IF}\" oifname \"{ROUTER_TO_RECEIVER_IF}\" drop\n"
+    );
+    nft_script(router_ns, &script)
+}
+
 /// The `add rule` line for `loss`, empty when nothing is to be dropped.
 pub fn rule_script(loss: f64) -> String {
     match loss_per_resolution(loss) {

@@ -15,6 +15,7 @@
 use std::net::Ipv4Addr;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 
 use crate::addressing::Addresses;
@@ -66,7 +67,8 @@ impl Host {
 /// A live emulated path; dropping it removes everything it created.
 #[derive(Debug)]
 pub struct Topology {
-    spec: PathSpec,
+    /// The path as configured now, and whether it is down (see [`Topology::set_down`]).
+    state: Mutex<PathState>,
     addresses: Addresses,
     // Fields drop in declaration order: the delay line (threads, TUN device) goes first,
     // then the namespaces.
@@ -74,6 +76,13 @@ pub struct Topology {
     sender: OwnedNamespace,
     router: OwnedNamespace,
     receiver: OwnedNamespace,
+}
+
+/// What a running path is set to.
+#[derive(Debug, Clone, Copy)]
+struct PathState {
+    spec: PathSpec,
+    down: bool,
 }
 
 impl Topology {
@@ -104,7 +113,10 @@ impl Topology {
         loss::install(router.name(), spec.loss)?;
         let delay_line = return_path::install(router.name(), spec.round_trip_delay())?;
         Ok(Topology {
-            spec: *spec,
+            state: Mutex::new(PathState {
+                spec: *spec,
+                down: false,
+            }),
             addresses,
             delay_line,
             sender,
@@ -114,8 +126,18 @@ impl Topology {
     }
 
     /// The path as currently configured.
-    pub fn spec(&self) -> &PathSpec {
-        &self.spec
+    pub fn spec(&self) -> PathSpec {
+        self.state().spec
+    }
+
+    /// Whether the path is down (every packet towards the receiver dropped).
+    pub fn is_down(&self) -> bool {
+        self.state().down
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, PathState> {
+        // The state is two plain values, consistent even if a holder panicked.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The interface addresses.
@@ -185,39 +207,61 @@ impl Topology {
         namespace::spawn_in_namespace(self.namespace(host), thread_name, f)
     }
 
-    /// Changes the bottleneck rate; packets already queued stay queued.
-    pub fn set_bandwidth(&mut self, bandwidth_pps: f64) -> Result<()> {
+    /// Changes the bottleneck rate; packets already queued stay queued. Safe while flows run
+    /// (every setter takes the path's lock).
+    pub fn set_bandwidth(&self, bandwidth_pps: f64) -> Result<()> {
         validate_bandwidth(bandwidth_pps)?;
-        bottleneck::change_rate(self.router.name(), bandwidth_pps, self.spec.queue_pkts)?;
-        self.spec.bandwidth_pps = bandwidth_pps;
+        let mut state = self.state();
+        bottleneck::change_rate(self.router.name(), bandwidth_pps, state.spec.queue_pkts)?;
+        state.spec.bandwidth_pps = bandwidth_pps;
         Ok(())
     }
 
     /// Changes the queue capacity; queued packets stay.
-    pub fn set_queue(&mut self, queue_pkts: u32) -> Result<()> {
+    pub fn set_queue(&self, queue_pkts: u32) -> Result<()> {
+        let mut state = self.state();
         let candidate = PathSpec {
             queue_pkts,
-            ..self.spec
+            ..state.spec
         };
         candidate.validate()?;
         bottleneck::set_queue(self.router.name(), queue_pkts)?;
-        self.spec.queue_pkts = queue_pkts;
+        state.spec.queue_pkts = queue_pkts;
         Ok(())
     }
 
     /// Changes the one-way delay for packets entering the delay line from now on.
-    pub fn set_delay(&mut self, delay_s: f64) -> Result<()> {
+    pub fn set_delay(&self, delay_s: f64) -> Result<()> {
         validate_delay(delay_s)?;
+        let mut state = self.state();
         self.delay_line.set_delay(round_trip_delay(delay_s));
-        self.spec.delay_s = delay_s;
+        state.spec.delay_s = delay_s;
         Ok(())
     }
 
-    /// Changes the random loss probability of the data direction.
-    pub fn set_loss(&mut self, loss_probability: f64) -> Result<()> {
+    /// Changes the random loss probability of the data direction (while the path is down it
+    /// takes effect when it comes back up).
+    pub fn set_loss(&self, loss_probability: f64) -> Result<()> {
         validate_loss(loss_probability)?;
-        loss::change(self.router.name(), loss_probability)?;
-        self.spec.loss = loss_probability;
+        let mut state = self.state();
+        if !state.down {
+            loss::change(self.router.name(), loss_probability)?;
+        }
+        state.spec.loss = loss_probability;
+        Ok(())
+    }
+
+    /// Takes the path down (every packet entering the bottleneck towards the receiver is
+    /// dropped; packets already queued are still delivered, as in the simulator's outages)
+    /// or brings it back up with its loss probability.
+    pub fn set_down(&self, down: bool) -> Result<()> {
+        let mut state = self.state();
+        if down {
+            loss::drop_all(self.router.name())?;
+        } else {
+            loss::change(self.router.name(), state.spec.loss)?;
+        }
+        state.down = down;
         Ok(())
     }
 

@@ -166,7 +166,7 @@ fn path_changes_take_effect() {
         return;
     }
     let _serial = serial();
-    let mut topology = Topology::create(&path(10.0, 0.010, 100)).expect("topology");
+    let topology = Topology::create(&path(10.0, 0.010, 100)).expect("topology");
 
     topology.set_delay(0.005).expect("set_delay");
     let rtts = ping_rtts_ms(&topology, 10);

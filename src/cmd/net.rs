@@ -2,17 +2,21 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
+use mocc_net::timing::monotonic_ns;
 use mocc_net::transport::{run_controlled_flow, run_tcp_flow, FlowOutcome, RateDriver};
-use mocc_net::{PathSpec, Topology};
+use mocc_net::{run_schedule, AppliedChange, PathChange, PathSpec, Topology};
 use mocc_policy::MetricsVersion;
 use mocc_training::eval::RunMetrics;
 use mocc_training::real_compare::{compare, CompareRow, RealRuns};
-use mocc_training::real_figures::{flows_figure, RunFlow};
-use mocc_training::real_path::{flow_metrics, rate_driver};
+use mocc_training::real_figures::{fixed_path_title, flows_figure, RunFlow};
+use mocc_training::real_path::{flow_metrics, rate_driver, seconds_between};
+use mocc_training::real_timeline::PathTimeline;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use std::time::Instant;
 
 /// Arguments of `mocc net`.
 #[derive(Debug, Args)]
@@ -58,8 +62,17 @@ struct CompareArgs {
 struct RunArgs {
     /// The bottleneck: bw_pps=B,delay_s=D,queue_pkts=Q[,loss=L] (one-way delay, 1500-byte
     /// packets).
+    #[arg(
+        long,
+        required_unless_present = "scenario",
+        conflicts_with = "scenario"
+    )]
+    link: Option<String>,
+    /// Instead of --link: a scenario file whose link (fixed numbers, with an optional schedule
+    /// of bandwidth, delay and loss steps and outages) the real path follows during the run;
+    /// its senders are ignored (give --flow).
     #[arg(long)]
-    link: String,
+    scenario: Option<PathBuf>,
     /// A flow: SCHEME[:W_THR,W_LAT,W_LOSS][@START_S], SCHEME an export folder (`mocc export`),
     /// const:RATE (packets/s), or a kernel TCP flow: cubic, bbr, reno (tcp:NAME for another
     /// congestion control the kernel has). Repeat for several flows sharing the bottleneck.
@@ -159,8 +172,45 @@ fn compare_summary(policies: &[String], rows: &[CompareRow]) -> Vec<CompareSumma
         .collect()
 }
 
+/// The run's path: `--link` or `--scenario`, with its name in results.csv and the figure's
+/// title.
+struct RunPath {
+    timeline: PathTimeline,
+    name: String,
+    title: String,
+}
+
+fn run_path(a: &RunArgs) -> anyhow::Result<RunPath> {
+    if let Some(file) = &a.scenario {
+        let scenario = mocc_gym::Scenario::load(file)?;
+        let timeline = PathTimeline::from_link_config(&scenario.config().link)
+            .map_err(|m| anyhow::anyhow!("{}: {m}", file.display()))?;
+        timeline
+            .initial()
+            .validate()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let name = file.file_stem().map_or_else(
+            || file.display().to_string(),
+            |s| s.to_string_lossy().into(),
+        );
+        return Ok(RunPath {
+            title: format!("Real path: {name} (its link's schedule)"),
+            timeline,
+            name,
+        });
+    }
+    let link = a.link.as_deref().unwrap_or_default();
+    let path = parse_link(link)?;
+    Ok(RunPath {
+        timeline: PathTimeline::fixed(&path),
+        name: link.to_string(),
+        title: fixed_path_title(&path),
+    })
+}
+
 fn run_flows(a: RunArgs) -> anyhow::Result<()> {
-    let path = parse_link(&a.link)?;
+    let run = run_path(&a)?;
+    let path = run.timeline.initial();
     if !(a.duration.is_finite() && a.duration > 0.0) {
         bail!("--duration: must be > 0 (got {})", a.duration);
     }
@@ -178,32 +228,37 @@ fn run_flows(a: RunArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let topology = Topology::create(&path).context("cannot build the emulated path")?;
-    let outcomes = run_together(&topology, &requests, senders, a.duration)?;
+    let changes = run.timeline.changes(a.duration);
+    let together = run_together(&topology, &requests, senders, &changes, a.duration)?;
     topology
         .close()
         .context("cannot remove the emulated path")?;
-    let rows = result_rows(&a.link, &path, &requests, &outcomes);
-    write_results(&a.out, &rows, &outcomes)?;
+    let (outcomes, start_ns) = (&together.outcomes, together.start_ns);
+    let rows = result_rows(&run, start_ns, &requests, outcomes);
+    write_results(&a.out, &rows, outcomes)?;
     eprintln!("results: {}", a.out.join("results.csv").display());
     let flows: Vec<RunFlow<'_>> = requests
         .iter()
-        .zip(&outcomes)
+        .zip(outcomes)
         .map(|(r, o)| RunFlow {
             name: &r.scheme,
-            start_s: r.start_s,
+            start_s: seconds_between(start_ns, o.origin_ns),
             outcome: o,
         })
         .collect();
     let png = a.out.join("timeseries.png");
-    flows_figure(&png, &path, &flows)?;
+    flows_figure(&png, run.title.clone(), &run.timeline, &flows)?;
     eprintln!("figure: {}", png.display());
-    let span = requests
+    let span = outcomes
         .iter()
-        .zip(&outcomes)
-        .map(|(r, o)| r.start_s + o.duration_s)
+        .map(|o| seconds_between(start_ns, o.started_ns) + o.duration_s)
         .fold(0.0, f64::max);
     super::print_line(serde_json::to_string(&summary(
-        &path, span, &rows, &outcomes,
+        &run.timeline,
+        start_ns,
+        span,
+        &rows,
+        &together,
     ))?)
 }
 
@@ -285,14 +340,51 @@ fn sender_for(r: &FlowRequest, start_rate: f64) -> anyhow::Result<FlowSender> {
     }
 }
 
-/// Runs every flow at its start time until the run's end.
+/// What a run did: every flow, when it started and the path changes applied.
+struct RunOutcome {
+    outcomes: Vec<FlowOutcome>,
+    /// Time 0 of the run (`monotonic_ns`).
+    start_ns: u64,
+    applied: Vec<AppliedChange>,
+}
+
+/// Runs every flow at its start time until the run's end, changing the path as `changes`
+/// say meanwhile.
 fn run_together(
     topology: &Topology,
     requests: &[FlowRequest],
     senders: Vec<FlowSender>,
+    changes: &[PathChange],
+    duration: f64,
+) -> anyhow::Result<RunOutcome> {
+    let stop = AtomicBool::new(false);
+    let (start, start_ns) = (Instant::now(), monotonic_ns());
+    let (outcomes, applied) = std::thread::scope(|scope| {
+        let schedule = scope.spawn(|| run_schedule(topology, changes, start, &stop));
+        let outcomes = run_flows_in(scope, topology, requests, senders, duration);
+        stop.store(true, Ordering::Relaxed);
+        let applied = schedule
+            .join()
+            .map_err(|_| anyhow::anyhow!("the path schedule panicked"))?
+            .context("cannot change the path during the run")?;
+        anyhow::Ok((outcomes?, applied))
+    })?;
+    Ok(RunOutcome {
+        outcomes,
+        start_ns,
+        applied,
+    })
+}
+
+/// Starts every flow in `scope` at its time and waits for all of them.
+fn run_flows_in<'s>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    topology: &'s Topology,
+    requests: &'s [FlowRequest],
+    senders: Vec<FlowSender>,
     duration: f64,
 ) -> anyhow::Result<Vec<FlowOutcome>> {
-    std::thread::scope(|scope| {
+    {
         let handles: Vec<_> = requests
             .iter()
             .zip(senders)
@@ -319,7 +411,7 @@ fn run_together(
                     .with_context(|| format!("flow {k} ({})", requests[k].scheme))
             })
             .collect()
-    })
+    }
 }
 
 /// One row of results.csv.
@@ -338,8 +430,8 @@ struct ResultRow {
 }
 
 fn result_rows(
-    link: &str,
-    path: &PathSpec,
+    run: &RunPath,
+    start_ns: u64,
     requests: &[FlowRequest],
     outcomes: &[FlowOutcome],
 ) -> Vec<ResultRow> {
@@ -353,12 +445,12 @@ fn result_rows(
                 source: "real",
                 flow: k,
                 policy: r.scheme.clone(),
-                network: link.to_string(),
+                network: run.name.clone(),
                 w_thr: w[0],
                 w_lat: w[1],
                 w_loss: w[2],
                 start_s: r.start_s,
-                metrics: flow_metrics(o, path, MetricsVersion::default(), w),
+                metrics: flow_metrics(o, &run.timeline, start_ns, MetricsVersion::default(), w),
             }
         })
         .collect()
@@ -415,7 +507,15 @@ struct Summary {
     mean_rtt_s: f64,
     rtt_ratio: f64,
     loss: f64,
+    /// Path changes of a scenario's schedule: when each was due and when it took effect (s).
+    path_changes: Vec<ChangeSummary>,
     flows: Vec<FlowSummary>,
+}
+
+#[derive(Debug, Serialize)]
+struct ChangeSummary {
+    at_s: f64,
+    applied_s: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -431,38 +531,56 @@ struct FlowSummary {
     cpu_per_packet_s: f64,
 }
 
-/// Totals over flows: delivered packets over the link's capacity for the run's `seconds` (from
-/// the first start to the last flow's end), RTT weighted by samples, loss over resolved
-/// packets.
-fn summary(path: &PathSpec, seconds: f64, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Summary {
+/// Totals over flows: delivered packets over what the path could carry during the run's
+/// `seconds` (from its start to the last flow's end), RTT weighted by samples (its ratio
+/// against the base RTT in force when each MI ended), loss over resolved packets.
+fn summary(
+    path: &PathTimeline,
+    start_ns: u64,
+    seconds: f64,
+    rows: &[ResultRow],
+    run: &RunOutcome,
+) -> Summary {
+    let outcomes = &run.outcomes;
     let delivered: f64 = outcomes.iter().map(|o| o.acked as f64).sum();
     let (lost, acked) = outcomes
         .iter()
         .fold((0u64, 0u64), |(l, a), o| (l + o.lost, a + o.acked));
-    let (rtt_sum, samples) = outcomes
-        .iter()
-        .flat_map(|o| &o.mis)
-        .fold((0.0, 0u64), |(s, n), r| {
-            (
-                s + r.mi.rtt.mean_s * r.mi.rtt.count as f64,
-                n + r.mi.rtt.count,
-            )
-        });
-    let mean_rtt_s = if samples > 0 {
-        rtt_sum / samples as f64
-    } else {
-        0.0
+    let (mut rtt_sum, mut ratio_sum, mut samples) = (0.0, 0.0, 0u64);
+    for o in outcomes {
+        let origin_s = seconds_between(start_ns, o.origin_ns);
+        for r in &o.mis {
+            let n = r.mi.rtt.count as f64;
+            rtt_sum += r.mi.rtt.mean_s * n;
+            ratio_sum += r.mi.rtt.mean_s / path.base_rtt_s(origin_s + r.mi.send_end_s) * n;
+            samples += r.mi.rtt.count;
+        }
+    }
+    let per_sample = |sum: f64| {
+        if samples > 0 {
+            sum / samples as f64
+        } else {
+            0.0
+        }
     };
     Summary {
-        utilization: delivered / (path.bandwidth_pps * seconds).max(1e-9),
+        utilization: delivered / path.capacity_pkts(0.0, seconds).max(1e-9),
         thr_pps: delivered / seconds.max(1e-9),
-        mean_rtt_s,
-        rtt_ratio: mean_rtt_s / (2.0 * path.delay_s),
+        mean_rtt_s: per_sample(rtt_sum),
+        rtt_ratio: per_sample(ratio_sum),
         loss: if lost + acked > 0 {
             lost as f64 / (lost + acked) as f64
         } else {
             0.0
         },
+        path_changes: run
+            .applied
+            .iter()
+            .map(|c| ChangeSummary {
+                at_s: c.change.at_s,
+                applied_s: c.applied_s,
+            })
+            .collect(),
         flows: rows
             .iter()
             .zip(outcomes)

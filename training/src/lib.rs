@@ -34,6 +34,7 @@ pub mod plot;
 pub mod real_compare;
 pub mod real_figures;
 pub mod real_path;
+pub mod real_timeline;
 pub mod recorder;
 pub mod run_lock;
 pub mod run_log;

@@ -8,6 +8,7 @@ use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
 use crate::eval::{EvalError, RunMetrics};
 use crate::figures::shared_range;
 use crate::real_path::{flow_metrics, rate_driver};
+use crate::real_timeline::PathTimeline;
 use crate::scenario_eval::fixed_link_runs;
 use crate::style::{policy_styles, Dash, LineStyle, REFERENCE};
 use crate::suite::{Suite, SuiteNetwork};
@@ -155,7 +156,8 @@ fn real_run(
 ) -> Result<RunMetrics, CompareError> {
     let driver = rate_driver(policy, Some(w), start_rate_pps).map_err(CompareError::Policy)?;
     let flow = run_controlled_flow(topology, 0, driver, Duration::from_secs_f64(duration_s))?;
-    Ok(flow_metrics(&flow, path, metrics, w))
+    let timeline = PathTimeline::fixed(path);
+    Ok(flow_metrics(&flow, &timeline, flow.started_ns, metrics, w))
 }
 
 /// Writes compare.csv: per row the simulator's and the real path's utilization, delivered

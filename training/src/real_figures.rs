@@ -1,11 +1,11 @@
 //! The time series of a real-path run (`mocc net run`): each flow's delivered rate and RTT
-//! over the run, in half-second bins, with the link's capacity and propagation RTT.
+//! over the run, in half-second bins, with the link's capacity and propagation RTT over time.
 
 use crate::axes::Axis;
 use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
+use crate::real_timeline::PathTimeline;
 use crate::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
 use mocc_net::transport::FlowOutcome;
-use mocc_net::PathSpec;
 use std::path::Path;
 
 /// (time, value) points of a line.
@@ -18,7 +18,7 @@ pub const BIN_S: f64 = 0.5;
 pub struct RunFlow<'a> {
     /// Policy or scheme name.
     pub name: &'a str,
-    /// Start within the run (s).
+    /// Time 0 of its MIs within the run (s).
     pub start_s: f64,
     /// The flow.
     pub outcome: &'a FlowOutcome,
@@ -69,29 +69,31 @@ pub fn binned(flow: &RunFlow<'_>) -> (Series, Series) {
     (rate, rtt_ms)
 }
 
-/// Draws the run's time series to `out`.
-pub fn flows_figure(out: &Path, path: &PathSpec, flows: &[RunFlow<'_>]) -> Result<(), PlotError> {
+/// Draws the run's time series to `out`, under `title`, with the path's capacity and
+/// propagation RTT over the run as references.
+pub fn flows_figure(
+    out: &Path,
+    title: String,
+    path: &PathTimeline,
+    flows: &[RunFlow<'_>],
+) -> Result<(), PlotError> {
     let names: Vec<&str> = flows.iter().map(|f| f.name).collect();
     let styles = policy_styles(&names);
     let end = flows
         .iter()
         .filter_map(|f| f.outcome.mis.last().map(|r| f.start_s + r.mi.send_end_s))
         .fold(BIN_S, f64::max);
-    let reference = |label: &str, y: f64| Line {
-        label: label.into(),
-        points: vec![(0.0, y), (end, y)],
+    let steps = path.steps(end);
+    let reference = |value: fn(&(f64, f64, f64)) -> f64| Line {
+        label: "link capacity / propagation RTT".into(),
+        points: step_points(&steps, end, value),
         style: LineStyle::solid(REFERENCE)
             .with_dash(Dash::Dotted)
             .with_width(1),
     };
-    let mut rates = vec![reference(
-        "link capacity / propagation RTT",
-        path.bandwidth_pps,
-    )];
-    let mut rtts = vec![reference(
-        "link capacity / propagation RTT",
-        2e3 * path.delay_s,
-    )];
+    let top = steps.iter().map(|s| s.1).fold(0.0, f64::max);
+    let mut rates = vec![reference(|s| s.1)];
+    let mut rtts = vec![reference(|s| 1e3 * s.2)];
     for (k, (f, style)) in flows.iter().zip(&styles).enumerate() {
         let (rate, rtt) = binned(f);
         let label = format!("flow {k}: {}", display_name(f.name));
@@ -111,19 +113,12 @@ pub fn flows_figure(out: &Path, path: &PathSpec, flows: &[RunFlow<'_>]) -> Resul
     draw_figure(
         out,
         &Figure {
-            title: Some(format!(
-                "Real path: {} pkt/s, {} ms one way, {}-packet queue, {}% loss",
-                path.bandwidth_pps,
-                1e3 * path.delay_s,
-                path.queue_pkts,
-                100.0 * path.loss
-            )),
+            title: Some(title),
             panels: vec![
                 Panel::new(
                     "Delivered rate (0.5 s bins)",
                     time(),
-                    Axis::linear("packets acknowledged per second")
-                        .range(0.0, 1.15 * path.bandwidth_pps),
+                    Axis::linear("packets acknowledged per second").range(0.0, 1.15 * top.max(1.0)),
                     rates,
                 ),
                 Panel::new("RTT (0.5 s bins)", time(), Axis::linear("RTT (ms)"), rtts),
@@ -132,6 +127,28 @@ pub fn flows_figure(out: &Path, path: &PathSpec, flows: &[RunFlow<'_>]) -> Resul
             panel_size: (900, 360),
             legend,
         },
+    )
+}
+
+/// A step line through `steps` (time first) up to `end`: each value held until the next.
+fn step_points(steps: &[(f64, f64, f64)], end: f64, value: fn(&(f64, f64, f64)) -> f64) -> Series {
+    let mut points = Vec::with_capacity(2 * steps.len());
+    for (k, s) in steps.iter().enumerate() {
+        let until = steps.get(k + 1).map_or(end, |n| n.0);
+        points.push((s.0, value(s)));
+        points.push((until, value(s)));
+    }
+    points
+}
+
+/// The title of a run on a fixed path.
+pub fn fixed_path_title(path: &mocc_net::PathSpec) -> String {
+    format!(
+        "Real path: {} pkt/s, {} ms one way, {}-packet queue, {}% loss",
+        path.bandwidth_pps,
+        1e3 * path.delay_s,
+        path.queue_pkts,
+        100.0 * path.loss
     )
 }
 
@@ -180,5 +197,14 @@ mod tests {
         assert_eq!(rtt.len(), 1);
         let expected = (10.0 * 0.04 + 20.0 * 0.06 + 2.5 * 0.05) / 32.5;
         assert!((rtt[0].1 - 1e3 * expected).abs() < 1e-9, "{rtt:?}");
+    }
+
+    #[test]
+    fn a_step_line_holds_each_value_until_the_next_change() {
+        let steps = [(0.0, 800.0, 0.04), (5.0, 400.0, 0.06)];
+        assert_eq!(
+            step_points(&steps, 8.0, |s| s.1),
+            vec![(0.0, 800.0), (5.0, 800.0), (5.0, 400.0), (8.0, 400.0)]
+        );
     }
 }

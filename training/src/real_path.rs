@@ -3,9 +3,9 @@
 //! run's row sits beside `mocc eval`'s.
 
 use crate::eval::{RunMetrics, RunSums};
+use crate::real_timeline::PathTimeline;
 use mocc_gym::{MiOutcome, StepInfo};
 use mocc_net::transport::{ConstantRate, FlowOutcome, PolicyDriver, RateDriver};
-use mocc_net::PathSpec;
 use mocc_policy::{Controller, MetricsVersion, Policy};
 use std::path::Path;
 use std::sync::Arc;
@@ -36,36 +36,56 @@ pub fn rate_driver(
 }
 
 /// The metrics of one flow on `path`, rewards under `objective` with throughput as `metrics`
-/// defines it. Utilization and throughput are the flow's acknowledged packets over its
-/// sending time (what the link could carry then); RTT, RTT ratio, loss and rewards are means
-/// over its MIs, as `mocc eval` computes them.
+/// defines it. `run_start_ns` is time 0 of the path's timeline (`mocc_net::timing::
+/// monotonic_ns`). Utilization and throughput are the flow's acknowledged packets over its
+/// time, handshake included (against what the path could carry then); RTT, RTT ratio, loss and
+/// rewards are means over its MIs, each MI against the capacity over it and the base RTT in
+/// force when it ends, as `mocc eval` computes them.
 pub fn flow_metrics(
     flow: &FlowOutcome,
-    path: &PathSpec,
+    path: &PathTimeline,
+    run_start_ns: u64,
     metrics: MetricsVersion,
     objective: [f64; 3],
 ) -> RunMetrics {
-    let base_rtt_s = 2.0 * path.delay_s;
+    let origin_s = seconds_between(run_start_ns, flow.origin_ns);
+    let started_s = seconds_between(run_start_ns, flow.started_ns);
     let mut sums = RunSums::default();
     for record in &flow.mis {
-        let outcome = MiOutcome::of_mi(&record.mi, metrics, path.bandwidth_pps, base_rtt_s);
+        let (t0, t1) = (
+            origin_s + record.mi.send_start_s,
+            origin_s + record.mi.send_end_s,
+        );
+        let outcome = MiOutcome::of_mi(
+            &record.mi,
+            metrics,
+            path.capacity_pps(t0, t1),
+            path.base_rtt_s(t1),
+        );
         sums.add(
             &StepInfo::new(&record.mi, &outcome, record.rate_pps, 0.0),
             &objective,
         );
     }
+    let end_s = started_s + flow.duration_s;
     sums.set_totals(
         flow.acked as f64,
-        path.bandwidth_pps * flow.duration_s,
+        path.capacity_pkts(started_s, end_s),
         flow.duration_s,
     );
     sums.metrics()
+}
+
+/// Seconds from monotonic time `from_ns` to `to_ns` (negative when `to_ns` is earlier).
+pub fn seconds_between(from_ns: u64, to_ns: u64) -> f64 {
+    (to_ns as f64 - from_ns as f64) * 1e-9
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use mocc_net::transport::MiRecord;
+    use mocc_net::PathSpec;
     use mocc_policy::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
 
     fn mi(start: f64, acked: f64, lost: f64, rtt: f64) -> MiRecord {
@@ -100,7 +120,14 @@ mod tests {
             mis: vec![mi(0.0, 10.0, 0.0, 0.04), mi(0.1, 8.0, 2.0, 0.06)],
             ..FlowOutcome::default()
         };
-        let m = flow_metrics(&flow, &path, MetricsVersion::default(), [0.4, 0.3, 0.3]);
+        let timeline = PathTimeline::fixed(&path);
+        let m = flow_metrics(
+            &flow,
+            &timeline,
+            0,
+            MetricsVersion::default(),
+            [0.4, 0.3, 0.3],
+        );
         // 18 packets in 0.2 s on a 200 pkt/s link.
         assert!((m.thr_pps - 90.0).abs() < 1e-9);
         assert!((m.utilization - 0.45).abs() < 1e-9);
@@ -108,5 +135,43 @@ mod tests {
         assert!((m.mean_rtt_s - 0.05).abs() < 1e-12);
         assert!((m.rtt_ratio - 1.25).abs() < 1e-12);
         assert!((m.loss - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_flow_on_a_changing_path_is_measured_against_the_path_of_its_time() {
+        // The link halves to 100 pkt/s and its delay doubles at 1.1 s of the run; the flow
+        // started at 1.0 s (its MIs count from there): its second MI, [1.1, 1.2], meets the
+        // new path.
+        let scenario = mocc_gym::Scenario::from_yaml_str(
+            "link:\n  bandwidth_pps: 200\n  delay_s: 0.02\n  queue_pkts: 10\n  loss: 0\n  \
+             schedule:\n    - {time_s: 1.1, bandwidth_pps: 100, delay_s: 0.04}\n",
+            std::path::Path::new("step.yaml"),
+        )
+        .unwrap();
+        let timeline = PathTimeline::from_link_config(&scenario.config().link).unwrap();
+        let second = 1_000_000_000;
+        let flow = FlowOutcome {
+            sent: 20,
+            acked: 18,
+            lost: 2,
+            duration_s: 0.2,
+            started_ns: second,
+            origin_ns: second,
+            mis: vec![mi(0.0, 10.0, 0.0, 0.04), mi(0.1, 8.0, 2.0, 0.08)],
+            ..FlowOutcome::default()
+        };
+        let m = flow_metrics(
+            &flow,
+            &timeline,
+            0,
+            MetricsVersion::default(),
+            [0.4, 0.3, 0.3],
+        );
+        // 18 packets where the path could carry 200 x 0.1 + 100 x 0.1 = 30.
+        assert!((m.utilization - 0.6).abs() < 1e-9, "{}", m.utilization);
+        // Each MI against the base RTT in force when it ends: the first ends at 1.1 s, when
+        // the 80 ms path has begun, so its ratio is 0.04 / 0.08; the second's 0.08 / 0.08.
+        assert!((m.rtt_ratio - 0.75).abs() < 1e-12, "{}", m.rtt_ratio);
+        assert_eq!(seconds_between(second, 0), -1.0);
     }
 }

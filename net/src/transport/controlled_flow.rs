@@ -68,6 +68,10 @@ pub struct FlowOutcome {
     pub handshake_rtt_s: f64,
     /// Time from the flow's start, its handshake included, to its last send (s).
     pub duration_s: f64,
+    /// When the flow started, before its handshake (`timing::monotonic_ns`).
+    pub started_ns: u64,
+    /// Time 0 of its MIs, after the handshake (`timing::monotonic_ns`).
+    pub origin_ns: u64,
     /// Every MI, in order.
     pub mis: Vec<MiRecord>,
     /// Pacing accuracy and cost.
@@ -225,6 +229,7 @@ impl Sender {
     fn run(mut self, duration: Duration) -> Result<FlowOutcome> {
         set_timer_slack_to_minimum();
         let started = std::time::Instant::now();
+        self.outcome.started_ns = monotonic_ns();
         let rtt = self.handshake()?;
         self.outcome.handshake_rtt_s = rtt;
         self.socket
@@ -232,6 +237,7 @@ impl Sender {
             .map_err(|e| NetError::io("making the sender's socket non-blocking", e))?;
         let cpu_before = thread_cpu_s();
         self.origin_ns = monotonic_ns();
+        self.outcome.origin_ns = self.origin_ns;
         // As in the gym, the first packet leaves one packet interval after the start.
         let mut next_send = 1.0 / self.ledger.start(0.0, rtt / 2.0);
         let end = duration.as_secs_f64();

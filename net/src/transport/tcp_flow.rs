@@ -14,6 +14,7 @@ use mocc_policy::{MonitorInterval, RttSummary, BYTES_PER_PACKET};
 
 use super::controlled_flow::{is_timeout, FlowOutcome, MiRecord};
 use crate::error::{NetError, Result};
+use crate::timing::monotonic_ns;
 use crate::topology::{Host, Topology};
 
 /// How often the flow is sampled into an MI record.
@@ -46,7 +47,7 @@ pub fn run_tcp_flow(
     };
     let congestion = congestion.to_string();
     let sender = topology.spawn_in(Host::Sender, "tcp-sender", move || {
-        let started = Instant::now();
+        let started = (Instant::now(), monotonic_ns());
         let stream = TcpStream::connect(destination)
             .map_err(|e| NetError::io(format!("connecting to {destination}"), e))?;
         set_congestion(&stream, &congestion)?;
@@ -122,9 +123,10 @@ fn tcp_info(stream: &TcpStream) -> Result<libc::tcp_info> {
 }
 
 /// Writes for `duration`, sampling every [`SAMPLE`]; then closes and waits for delivery.
+/// `started` is when the flow began (before connecting), as an instant and in monotonic ns.
 fn send_for(
     mut stream: TcpStream,
-    started: Instant,
+    started: (Instant, u64),
     duration: Duration,
     received: &AtomicU64,
 ) -> Result<FlowOutcome> {
@@ -134,6 +136,8 @@ fn send_for(
     let chunk = vec![0u8; CHUNK_BYTES];
     let start = Instant::now();
     let mut sampler = Sampler::new(tcp_info(&stream)?.tcpi_rtt);
+    sampler.outcome.started_ns = started.1;
+    sampler.outcome.origin_ns = monotonic_ns();
     let mut next_sample = SAMPLE;
     while start.elapsed() < duration {
         match stream.write(&chunk) {
@@ -156,7 +160,7 @@ fn send_for(
     stream
         .shutdown(std::net::Shutdown::Write)
         .map_err(|e| NetError::io("closing the TCP flow", e))?;
-    Ok(sampler.outcome(started.elapsed().as_secs_f64()))
+    Ok(sampler.outcome(started.0.elapsed().as_secs_f64()))
 }
 
 /// Turns successive TCP_INFO readings and receiver byte counts into MI records.
