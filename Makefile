@@ -68,6 +68,7 @@ test: libtorch pytools nettools
 bench: libtorch
 	$(CARGO) bench -p mocc-gym --bench sim
 	$(CARGO) bench -p mocc-policy --bench controller
+	$(CARGO) bench -p mocc-agents --bench update
 
 fmt:
 	$(CARGO) fmt --all

@@ -6,6 +6,17 @@
 use tch::nn::VarStore;
 use tch::{Kind, Tensor};
 
+/// The trainable variables of `vs` with their names, in name order (Adam's order).
+pub(crate) fn trainable_by_name(vs: &VarStore) -> Vec<(String, Tensor)> {
+    let mut vars: Vec<(String, Tensor)> = vs
+        .variables()
+        .into_iter()
+        .filter(|(_, t)| t.requires_grad())
+        .collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    vars
+}
+
 /// Adam over the trainable variables of a VarStore, in name order.
 #[derive(Debug)]
 pub struct Adam {
@@ -24,12 +35,7 @@ pub struct Adam {
 impl Adam {
     /// Adam with betas (0.9, 0.999) and the given epsilon (CleanRL: 1e-5).
     pub fn new(vs: &VarStore, lr: f64, eps: f64) -> Self {
-        let mut vars: Vec<(String, Tensor)> = vs
-            .variables()
-            .into_iter()
-            .filter(|(_, t)| t.requires_grad())
-            .collect();
-        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        let vars = trainable_by_name(vs);
         let m = vars.iter().map(|(_, t)| t.zeros_like()).collect();
         let v = vars.iter().map(|(_, t)| t.zeros_like()).collect();
         let (names, params) = vars.into_iter().unzip();
@@ -44,6 +50,11 @@ impl Adam {
             m,
             v,
         }
+    }
+
+    /// The trainable parameters, in name order.
+    pub fn params(&self) -> &[Tensor] {
+        &self.params
     }
 
     /// Updates taken so far.

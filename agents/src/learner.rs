@@ -23,7 +23,7 @@ use crate::adam::Adam;
 use crate::gaussian;
 use crate::model::{load_weights, ActorCritic, Architecture};
 use crate::obs_norm::RunningMeanStd;
-use crate::ppo::{self, LossStats, UpdateError};
+use crate::ppo::{self, LossStats, Replicas, UpdateError};
 use crate::ppo_config::PpoConfig;
 use crate::reward_norm::RewardScaler;
 use crate::rollout::RolloutBuffer;
@@ -72,6 +72,8 @@ pub struct PpoLearner {
     vs: nn::VarStore,
     model: ActorCritic,
     opt: Adam,
+    /// Model copies for a data-parallel update (`update_workers - 1`).
+    replicas: Replicas,
     obs_norm: RunningMeanStd,
     reward_norm: Option<RewardScaler>,
     rng: ChaCha8Rng,
@@ -102,7 +104,9 @@ impl PpoLearner {
         let vs = nn::VarStore::new(device);
         let model = ActorCritic::new(&vs.root(), arch);
         let opt = Adam::new(&vs, cfg.learning_rate, cfg.adam_eps);
+        let replicas = Replicas::new(model.architecture(), device, cfg.update_workers.max(1) - 1);
         Self {
+            replicas,
             obs_norm: RunningMeanStd::new(obs_dim),
             reward_norm: cfg.normalize_reward.then(|| RewardScaler::new(lanes)),
             rng: learner_rng(seed),
@@ -256,6 +260,7 @@ impl PpoLearner {
         ppo::update(
             &self.model,
             &mut self.opt,
+            &mut self.replicas,
             &batch,
             cfg,
             ent_coef,
@@ -418,6 +423,30 @@ mod tests {
             assert_eq!(na, nb);
             assert!(ta.equal(tb), "{na} differs after the same update");
         }
+    }
+
+    #[test]
+    fn a_two_worker_update_is_deterministic_and_close_to_one_worker() {
+        let with_workers = |n: usize| {
+            let cfg = PpoConfig {
+                num_steps: 2,
+                num_minibatches: 1,
+                update_epochs: 2,
+                update_workers: n,
+                ..PpoConfig::default()
+            };
+            let mut l = PpoLearner::new(Architecture::mocc(6), cfg, ENVS, 8, Device::Cpu);
+            train_once(&mut l);
+            l.tensors()
+        };
+        let (one, two, again) = (with_workers(1), with_workers(2), with_workers(2));
+        for (((name, a), (_, b)), (_, c)) in one.iter().zip(&two).zip(&again) {
+            assert!(b.equal(c), "{name}: two workers differ between runs");
+            let diff = (a - b).abs().max().double_value(&[]);
+            assert!(diff < 1e-5, "{name}: {diff} from the one-thread update");
+        }
+        // The split changed something (it is not silently the one-thread path).
+        assert!(one.iter().zip(&two).any(|((_, a), (_, b))| !a.equal(b)));
     }
 
     #[test]

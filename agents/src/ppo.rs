@@ -4,13 +4,13 @@
 //! (MOCC's requirement replay). Advantages come from `crate::gae`, the batch from
 //! `crate::rollout`.
 
-use crate::adam::Adam;
+use crate::adam::{trainable_by_name, Adam};
 use crate::gaussian;
-use crate::model::ActorCritic;
+use crate::model::{ActorCritic, Architecture};
 use crate::ppo_config::PpoConfig;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use tch::{Device, Kind, Tensor};
+use tch::{nn, Device, Kind, Tensor};
 
 /// One minibatch's loss terms.
 #[derive(Debug)]
@@ -49,6 +49,31 @@ pub struct Minibatch {
 }
 
 impl Minibatch {
+    /// `len` rows from `start`.
+    fn rows(&self, start: i64, len: i64) -> Self {
+        let cut = |t: &Tensor| t.narrow(0, start, len);
+        Self {
+            obs: cut(&self.obs),
+            objectives: cut(&self.objectives),
+            actions: cut(&self.actions),
+            old_logprobs: cut(&self.old_logprobs),
+            advantages: cut(&self.advantages),
+            returns: cut(&self.returns),
+            old_values: cut(&self.old_values),
+        }
+    }
+
+    /// The same rows with advantages normalized over them (as `ppo_loss` does with
+    /// `norm_adv`), when `normalize` is set and there is more than one row.
+    fn with_normalized_advantages(self, normalize: bool) -> Self {
+        if !(normalize && self.advantages.size()[0] > 1) {
+            return self;
+        }
+        let a = &self.advantages;
+        let advantages = (a - a.mean(Kind::Float)) / (a.std(true) + 1e-8);
+        Self { advantages, ..self }
+    }
+
     /// The rows `idx` (an int64 index tensor).
     pub fn select(&self, idx: &Tensor) -> Self {
         Self {
@@ -249,6 +274,11 @@ impl BatchTensors {
         }
     }
 
+    /// The index tensor of the rows `chunk`.
+    fn index(&self, chunk: &[i64]) -> Tensor {
+        Tensor::from_slice(chunk).to_device(self.rows.obs.device())
+    }
+
     /// The loss of the rows `chunk` (per group when the batch has groups).
     fn loss(
         &self,
@@ -257,8 +287,7 @@ impl BatchTensors {
         cfg: &PpoConfig,
         ent_coef: f64,
     ) -> LossParts {
-        let idx = Tensor::from_slice(chunk).to_device(self.rows.obs.device());
-        let mb = self.rows.select(&idx);
+        let mb = self.rows.select(&self.index(chunk));
         if self.groups.is_empty() {
             ppo_loss(model, &mb, cfg, ent_coef)
         } else {
@@ -301,10 +330,72 @@ pub fn minibatch_bounds(n: usize, k: usize) -> Vec<usize> {
     (0..=k).map(|i| i * n / k).collect()
 }
 
-/// Runs the PPO epochs on a batch: shuffled minibatches from `rng`, Adam steps on `opt`.
+/// Copies of the model that compute parts of each minibatch's gradient on their own threads
+/// (`PpoConfig::update_workers` - 1 of them; the model itself takes the first part).
+pub struct Replicas {
+    stores: Vec<nn::VarStore>,
+    models: Vec<ActorCritic>,
+    /// Each replica's trainable parameters, in name order (as `Adam::params`).
+    params: Vec<Vec<Tensor>>,
+}
+
+impl Replicas {
+    /// `count` copies of a model of `arch` on `device` (weights are copied before each use).
+    pub fn new(arch: &Architecture, device: Device, count: usize) -> Self {
+        let stores: Vec<nn::VarStore> = (0..count).map(|_| nn::VarStore::new(device)).collect();
+        let models = stores
+            .iter()
+            .map(|vs| ActorCritic::new(&vs.root(), arch.clone()))
+            .collect();
+        let params = stores.iter().map(trainable_in_name_order).collect();
+        Self {
+            stores,
+            models,
+            params,
+        }
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.models.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.models.is_empty()
+    }
+
+    /// Sets every replica's weights to `params` (the model's, in name order) and clears their
+    /// gradients.
+    fn copy_from(&mut self, params: &[Tensor]) {
+        let _guard = tch::no_grad_guard();
+        for mine in &mut self.params {
+            for (dst, src) in mine.iter_mut().zip(params) {
+                dst.copy_(src);
+                dst.zero_grad();
+            }
+        }
+    }
+
+    /// The stores (for tests).
+    pub fn stores(&self) -> &[nn::VarStore] {
+        &self.stores
+    }
+}
+
+/// A store's trainable variables in name order.
+fn trainable_in_name_order(vs: &nn::VarStore) -> Vec<Tensor> {
+    trainable_by_name(vs).into_iter().map(|(_, t)| t).collect()
+}
+
+/// Runs the PPO epochs on a batch: shuffled minibatches from `rng`, Adam steps on `opt`. With
+/// `replicas` (and a batch of one loss group) each minibatch's gradient is computed in parts
+/// on parallel threads ([`Replicas`]).
+#[allow(clippy::too_many_arguments)]
 pub fn update<R: Rng>(
     model: &ActorCritic,
     opt: &mut Adam,
+    replicas: &mut Replicas,
     batch: &Batch,
     cfg: &PpoConfig,
     ent_coef: f64,
@@ -325,15 +416,29 @@ pub fn update<R: Rng>(
         shuffle(&mut order, rng);
         stats.epochs = epoch + 1;
         for chunk in bounds.windows(2).map(|w| &order[w[0]..w[1]]) {
-            let parts = tensors.loss(model, chunk, cfg, ent_coef);
-            let norm = optimizer_step(opt, &parts, cfg.max_grad_norm, epoch)?;
+            let (values, norm) = if replicas.is_empty() || !tensors.groups.is_empty() {
+                let parts = tensors.loss(model, chunk, cfg, ent_coef);
+                let norm = optimizer_step(opt, &parts, cfg.max_grad_norm, epoch)?;
+                (LossValues::of(&parts), norm)
+            } else {
+                let mb = tensors.rows.select(&tensors.index(chunk));
+                let values = parallel_gradient(model, opt, replicas, mb, cfg, ent_coef);
+                finite("loss", values.loss, epoch)?;
+                let norm = finite(
+                    "gradient norm",
+                    opt.clip_grad_norm(cfg.max_grad_norm),
+                    epoch,
+                )?;
+                opt.step();
+                (values, norm)
+            };
             minibatches += 1;
-            stats.pg_loss += parts.pg_loss.double_value(&[]);
-            stats.v_loss += parts.v_loss.double_value(&[]);
-            stats.entropy += parts.entropy.double_value(&[]);
-            stats.clipfrac += parts.clipfrac.double_value(&[]);
+            stats.pg_loss += values.pg_loss;
+            stats.v_loss += values.v_loss;
+            stats.entropy += values.entropy;
+            stats.clipfrac += values.clipfrac;
             stats.grad_norm += norm;
-            stats.approx_kl = parts.approx_kl.double_value(&[]);
+            stats.approx_kl = values.approx_kl;
         }
         if cfg.target_kl.is_some_and(|kl| stats.approx_kl > kl) {
             break;
@@ -347,6 +452,133 @@ pub fn update<R: Rng>(
     stats.grad_norm /= m;
     stats.explained_variance = explained_variance(&batch.values, &batch.returns);
     Ok(stats)
+}
+
+/// A minibatch's loss terms as numbers.
+#[derive(Debug, Clone, Copy, Default)]
+struct LossValues {
+    loss: f64,
+    pg_loss: f64,
+    v_loss: f64,
+    entropy: f64,
+    approx_kl: f64,
+    clipfrac: f64,
+}
+
+impl LossValues {
+    fn of(p: &LossParts) -> Self {
+        Self {
+            loss: p.loss.double_value(&[]),
+            pg_loss: p.pg_loss.double_value(&[]),
+            v_loss: p.v_loss.double_value(&[]),
+            entropy: p.entropy.double_value(&[]),
+            approx_kl: p.approx_kl.double_value(&[]),
+            clipfrac: p.clipfrac.double_value(&[]),
+        }
+    }
+
+    /// `self + w * other`, term by term.
+    fn add_weighted(self, w: f64, o: &LossValues) -> Self {
+        Self {
+            loss: self.loss + w * o.loss,
+            pg_loss: self.pg_loss + w * o.pg_loss,
+            v_loss: self.v_loss + w * o.v_loss,
+            entropy: self.entropy + w * o.entropy,
+            approx_kl: self.approx_kl + w * o.approx_kl,
+            clipfrac: self.clipfrac + w * o.clipfrac,
+        }
+    }
+}
+
+/// Leaves in the model's gradients the gradient of `mb`'s loss, computed in near-equal parts:
+/// the first on the model in this thread, the others on `replicas` in parallel threads. The
+/// loss is the mean over rows, so the minibatch's gradient is the parts' gradients weighted by
+/// their share of the rows. Advantages are normalized over the whole minibatch first, as one
+/// thread would. Returns the loss terms, weighted the same way.
+fn parallel_gradient(
+    model: &ActorCritic,
+    opt: &mut Adam,
+    replicas: &mut Replicas,
+    mb: Minibatch,
+    cfg: &PpoConfig,
+    ent_coef: f64,
+) -> LossValues {
+    let mb = mb.with_normalized_advantages(cfg.norm_adv);
+    let part_cfg = PpoConfig {
+        norm_adv: false,
+        ..*cfg
+    };
+    let n = mb.obs.size()[0];
+    let bounds = minibatch_bounds(n as usize, replicas.len() + 1);
+    let parts: Vec<Minibatch> = bounds
+        .windows(2)
+        .map(|w| mb.rows(w[0] as i64, (w[1] - w[0]) as i64))
+        .collect();
+    let weights: Vec<f64> = bounds
+        .windows(2)
+        .map(|w| (w[1] - w[0]) as f64 / n as f64)
+        .collect();
+    opt.zero_grad();
+    replicas.copy_from(opt.params());
+    let mut parts = parts.into_iter();
+    let own = parts.next();
+    let values: Vec<LossValues> = std::thread::scope(|scope| {
+        // `&mut`: a model's tensors may move to another thread but not be shared.
+        let handles: Vec<_> = replicas
+            .models
+            .iter_mut()
+            .zip(parts)
+            .map(|(replica, part)| {
+                let part_cfg = &part_cfg;
+                scope.spawn(move || {
+                    // OpenMP's thread count is per thread: a new thread would otherwise start
+                    // a team of one per core and contend with the others.
+                    tch::set_num_threads(1);
+                    gradient_of(replica, &part, part_cfg, ent_coef)
+                })
+            })
+            .collect();
+        let mut values = vec![own.map_or_else(LossValues::default, |p| {
+            gradient_of(model, &p, &part_cfg, ent_coef)
+        })];
+        values.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+        );
+        values
+    });
+    combine_gradients(opt.params(), &replicas.params, &weights);
+    values
+        .iter()
+        .zip(&weights)
+        .fold(LossValues::default(), |acc, (v, &w)| acc.add_weighted(w, v))
+}
+
+/// Backpropagates `mb`'s loss on `model`; returns its terms.
+fn gradient_of(model: &ActorCritic, mb: &Minibatch, cfg: &PpoConfig, ent_coef: f64) -> LossValues {
+    let parts = ppo_loss(model, mb, cfg, ent_coef);
+    parts.loss.backward();
+    LossValues::of(&parts)
+}
+
+/// `main`'s gradients become `w[0] * main + sum_k w[k + 1] * replicas[k]`, parameter by
+/// parameter.
+fn combine_gradients(main: &[Tensor], replicas: &[Vec<Tensor>], w: &[f64]) {
+    let _guard = tch::no_grad_guard();
+    for (i, p) in main.iter().enumerate() {
+        let mut g = p.grad();
+        if !g.defined() {
+            continue;
+        }
+        let _ = g.g_mul_scalar_(w[0]);
+        for (k, replica) in replicas.iter().enumerate() {
+            let other = replica[i].grad();
+            if other.defined() {
+                let _ = g.g_add_(&(other * w[k + 1]));
+            }
+        }
+    }
 }
 
 /// `1 - Var(returns - values) / Var(returns)` (NaN when the returns are constant).
@@ -448,6 +680,55 @@ mod tests {
         assert!(close(&parts.approx_kl, kl));
         assert!(close(&parts.clipfrac, 1.0));
         assert!(close(&parts.loss, pg - 0.01 * ent + 0.5 * v));
+    }
+
+    fn random_minibatch(n: i64, obs_dim: i64) -> Minibatch {
+        Minibatch {
+            obs: Tensor::randn([n, obs_dim], (Kind::Float, Device::Cpu)),
+            objectives: Tensor::rand([n, 3], (Kind::Float, Device::Cpu)),
+            actions: Tensor::randn([n, 1], (Kind::Float, Device::Cpu)),
+            old_logprobs: Tensor::randn([n], (Kind::Float, Device::Cpu)) - 1.0,
+            advantages: Tensor::randn([n], (Kind::Float, Device::Cpu)) * 3.0 + 1.0,
+            returns: Tensor::randn([n], (Kind::Float, Device::Cpu)),
+            old_values: Tensor::randn([n], (Kind::Float, Device::Cpu)),
+        }
+    }
+
+    fn gradients(params: &[Tensor]) -> Vec<Tensor> {
+        params.iter().map(|p| p.grad().copy()).collect()
+    }
+
+    #[test]
+    fn a_gradient_computed_in_parallel_parts_is_the_whole_minibatch_gradient() {
+        tch::manual_seed(11);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let arch = Architecture::mocc(6);
+        let model = ActorCritic::new(&vs.root(), arch.clone());
+        let mut opt = Adam::new(&vs, 3e-4, 1e-5);
+        // 101 rows: parts of 33/34 rows for three threads, 50/51 for two.
+        let mb = random_minibatch(101, 6);
+        let cfg = PpoConfig::default();
+        opt.zero_grad();
+        let whole = ppo_loss(&model, &mb, &cfg, 0.01);
+        whole.loss.backward();
+        let expect = gradients(opt.params());
+        let expect_loss = whole.loss.double_value(&[]);
+        for helpers in [1, 2] {
+            let mut replicas = Replicas::new(&arch, Device::Cpu, helpers);
+            let values =
+                parallel_gradient(&model, &mut opt, &mut replicas, mb.rows(0, 101), &cfg, 0.01);
+            assert!((values.loss - expect_loss).abs() < 1e-5, "{values:?}");
+            for (g, e) in gradients(opt.params()).iter().zip(&expect) {
+                let diff = (g - e).abs().max().double_value(&[]);
+                let scale = e.abs().max().double_value(&[]).max(1e-3);
+                assert!(diff < 1e-5 * scale, "{helpers} helpers: {diff} of {scale}");
+            }
+            // The replicas held the model's weights, not their own initialization.
+            let theirs = trainable_in_name_order(&replicas.stores()[0]);
+            for (a, b) in theirs.iter().zip(opt.params()) {
+                assert!(a.equal(b));
+            }
+        }
     }
 
     #[test]

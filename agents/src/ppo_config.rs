@@ -88,6 +88,21 @@ pub struct PpoConfig {
     /// Scaled rewards are clipped to +-this (CleanRL: 10).
     #[serde(default = "d_clip_reward")]
     pub clip_reward: f64,
+    /// Threads each minibatch's gradient is computed on (data parallel: the minibatch is split
+    /// into near-equal parts, each run forward and backward on its own copy of the model, and
+    /// the gradients are averaged with the parts' sizes as weights before one Adam step). The
+    /// result is the same gradient up to float rounding, deterministic for a given count. 1
+    /// (the default) keeps the update on the calling thread, bit for bit as before. Batches
+    /// with several loss groups (requirement replay) always run on one thread.
+    #[serde(default = "d_update_workers")]
+    pub update_workers: usize,
+}
+
+/// Most update workers (beyond the cores of any machine this runs on).
+pub const MAX_UPDATE_WORKERS: usize = 64;
+
+fn d_update_workers() -> usize {
+    1
 }
 
 fn d_lr() -> f64 {
@@ -150,6 +165,7 @@ impl Default for PpoConfig {
             adam_eps: d_eps(),
             normalize_reward: false,
             clip_reward: d_clip_reward(),
+            update_workers: d_update_workers(),
         }
     }
 }
@@ -181,10 +197,17 @@ impl PpoConfig {
             ("num_steps", self.num_steps),
             ("num_minibatches", self.num_minibatches),
             ("update_epochs", self.update_epochs),
+            ("update_workers", self.update_workers),
         ] {
             if v == 0 {
                 return Err(format!("ppo.{name}: must be >= 1 (got 0)"));
             }
+        }
+        if self.update_workers > MAX_UPDATE_WORKERS {
+            return Err(format!(
+                "ppo.update_workers: must be <= {MAX_UPDATE_WORKERS} (got {})",
+                self.update_workers
+            ));
         }
         if let Some(kl) = self.target_kl {
             pos("target_kl", kl)?;

@@ -1,0 +1,73 @@
+//! One PPO minibatch step (forward, backward, grad-norm clipping, Adam) of the MOCC network,
+//! on one thread and split over two (`ppo.update_workers: 2`), for a small and a large
+//! minibatch: where the data-parallel update pays.
+//!
+//! `cargo bench -p mocc-agents --bench update`
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use mocc_agents::ppo::{update, Batch, Replicas};
+use mocc_agents::{ActorCritic, Adam, Architecture, PpoConfig};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tch::{nn, Device};
+
+const OBS_DIM: usize = 30;
+
+fn batch(rows: usize, rng: &mut ChaCha8Rng) -> Batch {
+    let mut v = |n: usize| {
+        (0..n)
+            .map(|_| rng.random_range(-1.0f32..1.0))
+            .collect::<Vec<_>>()
+    };
+    Batch {
+        obs: v(rows * OBS_DIM),
+        objectives: v(rows * 3).iter().map(|x| x.abs() / 3.0).collect(),
+        actions: v(rows),
+        logprobs: v(rows).iter().map(|x| x - 1.5).collect(),
+        advantages: v(rows),
+        returns: v(rows),
+        values: v(rows),
+        groups: Vec::new(),
+    }
+}
+
+fn minibatch_step(c: &mut Criterion) {
+    tch::set_num_threads(1);
+    let mut group = c.benchmark_group("ppo_minibatch_step");
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    for rows in [400usize, 3200] {
+        let data = batch(rows, &mut rng);
+        for workers in [1usize, 2] {
+            let vs = nn::VarStore::new(Device::Cpu);
+            let arch = Architecture::mocc(OBS_DIM);
+            let model = ActorCritic::new(&vs.root(), arch.clone());
+            let mut opt = Adam::new(&vs, 3e-4, 1e-5);
+            let mut replicas = Replicas::new(&arch, Device::Cpu, workers - 1);
+            let cfg = PpoConfig {
+                num_minibatches: 1,
+                update_epochs: 1,
+                update_workers: workers,
+                ..PpoConfig::default()
+            };
+            let id = BenchmarkId::new(format!("{workers}_workers"), rows);
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    update(
+                        &model,
+                        &mut opt,
+                        &mut replicas,
+                        &data,
+                        &cfg,
+                        0.0,
+                        Device::Cpu,
+                        &mut rng,
+                    )
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, minibatch_step);
+criterion_main!(benches);
