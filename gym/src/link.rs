@@ -259,36 +259,56 @@ impl Link {
     }
 
     /// Mean service capacity over `[t0, t1]` (packets/s): the trace's mean rate, or the
-    /// time-averaged scheduled bandwidth; scaled by the fraction of the interval the link is up.
+    /// time-integrated scheduled bandwidth, counting the time the link is down as zero (the
+    /// bandwidth that would have been in force then is taken out, not the mean).
     pub fn capacity_pps(&self, t0: f64, t1: f64) -> f64 {
-        let raw = match (&self.service, &self.schedule) {
+        let mean = |a: f64, b: f64| match (&self.service, &self.schedule) {
             (Service::Trace { trace, .. }, _) => trace.mean_rate_pps(),
             (Service::Fluid { .. }, None) => self.params.bandwidth_pps,
-            (Service::Fluid { .. }, Some(s)) => mean_bandwidth(s, t0, t1),
+            (Service::Fluid { .. }, Some(s)) => mean_bandwidth(s, a, b),
         };
         if self.outages.is_none() || t1 <= t0 {
-            return raw;
+            return mean(t0, t1);
         }
-        raw * (1.0 - self.down_time(t0, t1) / (t1 - t0))
+        let down: f64 = self
+            .down_windows(t0, t1)
+            .into_iter()
+            .map(|(a, b)| mean(a, b) * (b - a))
+            .sum();
+        ((mean(t0, t1) * (t1 - t0) - down) / (t1 - t0)).max(0.0)
     }
 
-    fn down_time(&self, t0: f64, t1: f64) -> f64 {
-        let mut down = 0.0;
+    /// The windows within `[t0, t1]` in which the link is down, merged where outages overlap.
+    fn down_windows(&self, t0: f64, t1: f64) -> Vec<(f64, f64)> {
+        let mut windows = Vec::new();
         for o in self.outages.iter().flat_map(|o| o.iter()) {
-            let overlap = |s: f64| (t1.min(s + o.duration_s) - t0.max(s)).max(0.0);
+            let mut push = |s: f64| {
+                let (a, b) = (t0.max(s), t1.min(s + o.duration_s));
+                if b > a {
+                    windows.push((a, b));
+                }
+            };
             match o.period_s {
-                None => down += overlap(o.start_s),
+                None => push(o.start_s),
                 Some(p) => {
                     let first = ((t0 - o.start_s - o.duration_s) / p).ceil().max(0.0) as u64;
                     let mut k = first;
                     while o.start_s + k as f64 * p < t1 {
-                        down += overlap(o.start_s + k as f64 * p);
+                        push(o.start_s + k as f64 * p);
                         k += 1;
                     }
                 }
             }
         }
-        down.min(t1 - t0)
+        windows.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut merged: Vec<(f64, f64)> = Vec::with_capacity(windows.len());
+        for (a, b) in windows {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        merged
     }
 
     /// Applies every scheduled change up to `t`, rescaling the fluid queue so the backlog in
@@ -533,8 +553,11 @@ mod tests {
         assert_eq!(link.params_at(3.5).bandwidth_pps, 100.0);
         assert_eq!(link.params_at(5.5).bandwidth_pps, 10.0);
         assert!(link.is_down(1.2) && !link.is_down(1.6) && link.is_down(16.1));
-        // [0, 3]: bw 100 for 2 s, 10 for 1 s -> 70 mean; down 0.5 of 3 s.
-        assert!((link.capacity_pps(0.0, 3.0) - 70.0 * (2.5 / 3.0)).abs() < 1e-9);
+        // [0, 3]: bw 100 for 2 s, 10 for 1 s, and down over [1, 1.5] while at 100: 200 + 10
+        // - 50 packets in 3 s.
+        assert!((link.capacity_pps(0.0, 3.0) - 160.0 / 3.0).abs() < 1e-9);
+        // [1.25, 2.5]: 0.75 s of 100 and 0.5 s of 10, less the 0.25 s down at 100: 55 packets.
+        assert!((link.capacity_pps(1.25, 2.5) - 55.0 / 1.25).abs() < 1e-9);
     }
 
     #[test]

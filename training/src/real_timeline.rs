@@ -300,9 +300,9 @@ mod tests {
             (Some(800.0), Some(0.02))
         );
         assert_eq!(c[5].bandwidth_pps, Some(400.0));
-        // Capacity over the first period, as the simulator measures it: 5 s each of 800, 400
-        // and 900 pkt/s, scaled by the 14.7 s of the 15 the link is up.
-        let expect = (5.0 * 800.0 + 5.0 * 400.0 + 5.0 * 900.0) * (14.7 / 15.0);
+        // Capacity over the first period: 5 s each of 800, 400 and 900 pkt/s, less the 0.3 s
+        // of outage at 900.
+        let expect = 5.0 * 800.0 + 5.0 * 400.0 + 5.0 * 900.0 - 0.3 * 900.0;
         let got = t.capacity_pkts(0.0, 15.0);
         assert!((got - expect).abs() < 1e-6, "{got} against {expect}");
         assert!((t.base_rtt_s(7.0) - 0.06).abs() < 1e-12);
