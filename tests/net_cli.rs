@@ -195,6 +195,8 @@ fn compare_runs_a_suite_on_both_sides() {
         "compare",
         "--policy",
         "const:200",
+        "--policy",
+        "cubic",
         "--suite",
         suite.to_str().unwrap(),
         "--duration",
@@ -212,8 +214,17 @@ fn compare_runs_a_suite_on_both_sides() {
         j[0]["max_rel_rtt_ratio_diff"].as_f64().unwrap() < 0.03,
         "{j}"
     );
+    // Kernel Cubic against the simulator's Cubic: one row (one objective), data delivered.
+    assert_eq!(j[1]["policy"], "cubic", "{j}");
+    assert_eq!(j[1]["cases"], 1, "{j}");
     let csv = std::fs::read_to_string(out_dir.join("compare.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    let cubic = csv
+        .lines()
+        .find(|l| l.starts_with("cubic,"))
+        .expect("a cubic row");
+    let real_utilization: f64 = cubic.split(',').nth(6).unwrap().parse().unwrap();
+    assert!(real_utilization > 0.3, "{cubic}");
     assert!(std::fs::read(out_dir.join("compare.png"))
         .unwrap()
         .starts_with(b"\x89PNG"));

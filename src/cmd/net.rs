@@ -39,7 +39,8 @@ enum NetCommand {
 /// Arguments of `mocc net compare`.
 #[derive(Debug, Args)]
 struct CompareArgs {
-    /// A policy: an export folder or const:RATE (repeatable).
+    /// A policy: an export folder, const:RATE, or cubic / bbr (the simulator's model against
+    /// the kernel's; repeatable).
     #[arg(long = "policy", required = true)]
     policies: Vec<String>,
     /// Eval suite: its networks, objectives and seeds (the simulator runs once per seed; other
@@ -122,7 +123,9 @@ fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
         );
     }
     for p in &a.policies {
-        rate_driver(p, None, 100.0).map_err(|m| anyhow::anyhow!("--policy {m}"))?;
+        if mocc_training::real_compare::kernel_tcp(p).is_none() {
+            rate_driver(p, None, 100.0).map_err(|m| anyhow::anyhow!("--policy {m}"))?;
+        }
     }
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;

@@ -12,7 +12,7 @@ use crate::real_timeline::PathTimeline;
 use crate::scenario_eval::fixed_link_runs;
 use crate::style::{policy_styles, Dash, LineStyle, REFERENCE};
 use crate::suite::{Suite, SuiteNetwork};
-use mocc_net::transport::run_controlled_flow;
+use mocc_net::transport::{run_controlled_flow, run_tcp_flow};
 use mocc_net::{NetError, PathSpec, Topology};
 use mocc_policy::MetricsVersion;
 use serde::Serialize;
@@ -64,8 +64,10 @@ pub struct CompareRow {
     pub real_utilization_sd: f64,
 }
 
-/// Runs `policy` (an export folder or `const:RATE`) on every network of `suite` (its `networks`;
-/// sweeps and the other sections are left out) under each objective: `runs.repeats` real runs of
+/// Runs `policy` (an export folder, `const:RATE`, or `cubic` / `bbr`: the simulator's model
+/// against the kernel's own) on every network of `suite` (its `networks`; sweeps and the other
+/// sections are left out) under each objective (once, under the first, for the schemes that
+/// take none): `runs.repeats` real runs of
 /// `runs.duration_s` on a path built for each network, and the same experiment in the simulator
 /// once per suite seed (the flow alone on the link, started at half the bottleneck's rate, for
 /// the same number of seconds, utilization over the whole run). `progress` hears of each real
@@ -83,7 +85,13 @@ pub fn compare(
         let path = path_of(net);
         let start_rate_pps = path.bandwidth_pps / 2.0;
         let topology = Topology::create(&path)?;
-        for w in suite.objectives_or_default() {
+        let objectives = suite.objectives_or_default();
+        let objectives = if loaded.baseline().is_some() {
+            &objectives[..1]
+        } else {
+            &objectives[..]
+        };
+        for &w in objectives {
             let sim = fixed_link_runs(
                 &loaded,
                 net,
@@ -154,10 +162,22 @@ fn real_run(
     duration_s: f64,
     metrics: MetricsVersion,
 ) -> Result<RunMetrics, CompareError> {
-    let driver = rate_driver(policy, Some(w), start_rate_pps).map_err(CompareError::Policy)?;
-    let flow = run_controlled_flow(topology, 0, driver, Duration::from_secs_f64(duration_s))?;
+    let duration = Duration::from_secs_f64(duration_s);
+    let flow = match kernel_tcp(policy) {
+        Some(cc) => run_tcp_flow(topology, cc, duration)?,
+        None => {
+            let driver =
+                rate_driver(policy, Some(w), start_rate_pps).map_err(CompareError::Policy)?;
+            run_controlled_flow(topology, 0, driver, duration)?
+        }
+    };
     let timeline = PathTimeline::fixed(path);
     Ok(flow_metrics(&flow, &timeline, flow.started_ns, metrics, w))
+}
+
+/// The kernel congestion control a compared scheme names, for the schemes both sides have.
+pub fn kernel_tcp(policy: &str) -> Option<&str> {
+    matches!(policy, "cubic" | "bbr").then_some(policy)
 }
 
 /// Writes compare.csv: per row the simulator's and the real path's utilization, delivered
