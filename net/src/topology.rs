@@ -130,11 +130,6 @@ impl Topology {
         self.state().spec
     }
 
-    /// Whether the path is down (every packet towards the receiver dropped).
-    pub fn is_down(&self) -> bool {
-        self.state().down
-    }
-
     fn state(&self) -> std::sync::MutexGuard<'_, PathState> {
         // The state is two plain values, consistent even if a holder panicked.
         self.state.lock().unwrap_or_else(|e| e.into_inner())

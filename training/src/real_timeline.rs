@@ -86,11 +86,6 @@ impl PathTimeline {
         spec_of(self.link.params_at(0.0), self.queue_pkts)
     }
 
-    /// Whether the path changes at all.
-    pub fn changes_over_time(&self) -> bool {
-        !self.change_times.is_empty()
-    }
-
     /// Mean capacity over `[t0, t1]` (packets/s; outages count as zero).
     pub fn capacity_pps(&self, t0: f64, t1: f64) -> f64 {
         self.link.capacity_pps(t0, t1)
@@ -117,13 +112,8 @@ impl PathTimeline {
         times
             .into_iter()
             .map(|t| {
-                let at = t + AFTER_CHANGE_S;
-                let p = self.link.params_at(at);
-                let bw = if self.link.is_down(at) {
-                    0.0
-                } else {
-                    p.bandwidth_pps
-                };
+                let (p, down) = self.state_after(t);
+                let bw = if down { 0.0 } else { p.bandwidth_pps };
                 (t, bw, 2.0 * p.delay_s)
             })
             .collect()
@@ -136,9 +126,7 @@ impl PathTimeline {
         let mut down_before = self.link.is_down(0.0);
         let mut out = Vec::new();
         for t in self.times_until(until_s) {
-            let at = t + AFTER_CHANGE_S;
-            let p = self.link.params_at(at);
-            let down = self.link.is_down(at);
+            let (p, down) = self.state_after(t);
             let differs = |a: f64, b: f64| (a != b).then_some(a);
             let change = PathChange {
                 at_s: t,
@@ -156,12 +144,15 @@ impl PathTimeline {
         out
     }
 
+    /// The parameters and whether the path is down just after a change at `t`.
+    fn state_after(&self, t: f64) -> (LinkParams, bool) {
+        let at = t + AFTER_CHANGE_S;
+        (self.link.params_at(at), self.link.is_down(at))
+    }
+
     /// Every change time in `(0, until_s)`, the schedule's and outages' repeats included.
     fn times_until(&self, until_s: f64) -> Vec<f64> {
-        let mut times = Vec::new();
-        for &t in &self.change_times {
-            times.push(t);
-        }
+        let mut times = self.change_times.clone();
         if let Some(p) = self.period_s.filter(|p| *p > 0.0) {
             // The schedule restarts every period (its base values again at each multiple).
             let mut k = 1.0;
@@ -320,7 +311,6 @@ mod tests {
             loss: 0.01,
         };
         let t = PathTimeline::fixed(&path);
-        assert!(!t.changes_over_time());
         assert!(t.changes(100.0).is_empty());
         assert_eq!(t.initial(), path);
         assert!((t.capacity_pkts(2.0, 12.0) - 3000.0).abs() < 1e-9);
