@@ -246,79 +246,80 @@ mod tests {
 
     #[test]
     fn the_flat_step_is_the_per_parameter_step_bit_for_bit() {
-        tch::manual_seed(3);
-        let vs = nn::VarStore::new(Device::Cpu);
-        let root = vs.root();
-        let shapes: [&[i64]; 4] = [&[3, 5], &[5], &[1], &[2, 2, 3]];
-        let vars: Vec<Tensor> = shapes
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                root.var(
-                    &format!("w{i}"),
-                    s,
-                    nn::Init::Randn {
-                        mean: 0.0,
-                        stdev: 1.0,
-                    },
-                )
-            })
-            .collect();
-        let coeffs: Vec<Tensor> = shapes
-            .iter()
-            .map(|s| Tensor::randn(*s, (Kind::Float, Device::Cpu)))
-            .collect();
-        let mut opt = Adam::new(&vs, 0.01, 1e-5);
-        // The reference: PyTorch's Adam per parameter, on copies of the same values.
-        let mut reference: Vec<Tensor> = vars.iter().map(|v| v.detach().copy()).collect();
-        let mut m: Vec<Tensor> = vars.iter().map(|v| v.zeros_like()).collect();
-        let mut v2: Vec<Tensor> = vars.iter().map(|v| v.zeros_like()).collect();
-        for step in 1..=6 {
-            opt.zero_grad();
-            let loss = vars
+        crate::with_seed(3, || {
+            let vs = nn::VarStore::new(Device::Cpu);
+            let root = vs.root();
+            let shapes: [&[i64]; 4] = [&[3, 5], &[5], &[1], &[2, 2, 3]];
+            let vars: Vec<Tensor> = shapes
                 .iter()
-                .zip(&coeffs)
-                .map(|(w, c)| (w * c).sum(Kind::Float) + w.square().sum(Kind::Float) * 0.3)
-                .fold(Tensor::zeros([], (Kind::Float, Device::Cpu)), |a, b| a + b);
-            loss.backward();
-            opt.clip_grad_norm(2.0);
-            let grads: Vec<Tensor> = vars.iter().map(|w| w.grad().copy()).collect();
-            opt.step();
-            let (b1, b2, eps, lr) = (0.9f64, 0.999f64, 1e-5, 0.01);
-            let bc1 = 1.0 - b1.powi(step);
-            let bc2 = 1.0 - b2.powi(step);
-            let _guard = tch::no_grad_guard();
-            for i in 0..vars.len() {
-                let g = &grads[i];
-                m[i] = &m[i] * b1 + g * (1.0 - b1);
-                v2[i] = &v2[i] * b2 + g.square() * (1.0 - b2);
-                let denom = v2[i].sqrt() / bc2.sqrt() + eps;
-                reference[i] = &reference[i] - &m[i] / denom * (lr / bc1);
-                assert!(vars[i].equal(&reference[i]), "w{i} differs at step {step}");
+                .enumerate()
+                .map(|(i, s)| {
+                    root.var(
+                        &format!("w{i}"),
+                        s,
+                        nn::Init::Randn {
+                            mean: 0.0,
+                            stdev: 1.0,
+                        },
+                    )
+                })
+                .collect();
+            let coeffs: Vec<Tensor> = shapes
+                .iter()
+                .map(|s| Tensor::randn(*s, (Kind::Float, Device::Cpu)))
+                .collect();
+            let mut opt = Adam::new(&vs, 0.01, 1e-5);
+            // The reference: PyTorch's Adam per parameter, on copies of the same values.
+            let mut reference: Vec<Tensor> = vars.iter().map(|v| v.detach().copy()).collect();
+            let mut m: Vec<Tensor> = vars.iter().map(|v| v.zeros_like()).collect();
+            let mut v2: Vec<Tensor> = vars.iter().map(|v| v.zeros_like()).collect();
+            for step in 1..=6 {
+                opt.zero_grad();
+                let loss = vars
+                    .iter()
+                    .zip(&coeffs)
+                    .map(|(w, c)| (w * c).sum(Kind::Float) + w.square().sum(Kind::Float) * 0.3)
+                    .fold(Tensor::zeros([], (Kind::Float, Device::Cpu)), |a, b| a + b);
+                loss.backward();
+                opt.clip_grad_norm(2.0);
+                let grads: Vec<Tensor> = vars.iter().map(|w| w.grad().copy()).collect();
+                opt.step();
+                let (b1, b2, eps, lr) = (0.9f64, 0.999f64, 1e-5, 0.01);
+                let bc1 = 1.0 - b1.powi(step);
+                let bc2 = 1.0 - b2.powi(step);
+                let _guard = tch::no_grad_guard();
+                for i in 0..vars.len() {
+                    let g = &grads[i];
+                    m[i] = &m[i] * b1 + g * (1.0 - b1);
+                    v2[i] = &v2[i] * b2 + g.square() * (1.0 - b2);
+                    let denom = v2[i].sqrt() / bc2.sqrt() + eps;
+                    reference[i] = &reference[i] - &m[i] / denom * (lr / bc1);
+                    assert!(vars[i].equal(&reference[i]), "w{i} differs at step {step}");
+                }
             }
-        }
-        // The variables are views of the buffer: the store sees the trained values.
-        let stored: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
-        for (name, t) in stored {
-            let i: usize = name[1..].parse().unwrap();
-            assert!(t.equal(&reference[i]), "{name}");
-        }
-        // Moments round-trip by name.
-        let saved: std::collections::HashMap<String, Tensor> = opt
-            .state_tensors()
-            .into_iter()
-            .map(|(k, t)| (k, t.copy()))
-            .collect();
-        let vs2 = nn::VarStore::new(Device::Cpu);
-        for (i, s) in shapes.iter().enumerate() {
-            let _ = vs2.root().var(&format!("w{i}"), s, nn::Init::Const(0.0));
-        }
-        let mut opt2 = Adam::new(&vs2, 0.01, 1e-5);
-        opt2.load_state(6, |k| saved.get(k).map(|t| t.copy()))
-            .unwrap();
-        for (k, t) in opt2.state_tensors() {
-            assert!(t.equal(&saved[&k]), "{k}");
-        }
+            // The variables are views of the buffer: the store sees the trained values.
+            let stored: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
+            for (name, t) in stored {
+                let i: usize = name[1..].parse().unwrap();
+                assert!(t.equal(&reference[i]), "{name}");
+            }
+            // Moments round-trip by name.
+            let saved: std::collections::HashMap<String, Tensor> = opt
+                .state_tensors()
+                .into_iter()
+                .map(|(k, t)| (k, t.copy()))
+                .collect();
+            let vs2 = nn::VarStore::new(Device::Cpu);
+            for (i, s) in shapes.iter().enumerate() {
+                let _ = vs2.root().var(&format!("w{i}"), s, nn::Init::Const(0.0));
+            }
+            let mut opt2 = Adam::new(&vs2, 0.01, 1e-5);
+            opt2.load_state(6, |k| saved.get(k).map(|t| t.copy()))
+                .unwrap();
+            for (k, t) in opt2.state_tensors() {
+                assert!(t.equal(&saved[&k]), "{k}");
+            }
+        });
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn learner_rng(seed: u64) -> ChaCha8Rng {
 }
 
 impl PpoLearner {
-    /// A fresh learner; libtorch's global RNG is seeded with `seed` to initialize the weights.
+    /// A fresh learner; its weights are libtorch's draws from `seed` (see [`crate::with_seed`]).
     pub fn new(
         arch: Architecture,
         cfg: PpoConfig,
@@ -99,10 +99,9 @@ impl PpoLearner {
         seed: u64,
         device: Device,
     ) -> Self {
-        tch::manual_seed(seed as i64);
         let obs_dim = arch.obs_dim;
         let vs = nn::VarStore::new(device);
-        let model = ActorCritic::new(&vs.root(), arch);
+        let model = crate::with_seed(seed as i64, || ActorCritic::new(&vs.root(), arch));
         let opt = Adam::new(&vs, cfg.learning_rate, cfg.adam_eps);
         let replicas = Replicas::new(model.architecture(), device, cfg.update_workers.max(1) - 1);
         Self {

@@ -17,6 +17,7 @@ pub mod ppo;
 pub mod ppo_config;
 pub mod reward_norm;
 pub mod rollout;
+pub mod torch_seed;
 
 pub use adam::Adam;
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
@@ -31,3 +32,4 @@ pub use ppo::{grouped_ppo_loss, ppo_loss, update, Batch, LossStats, Minibatch, U
 pub use ppo_config::{PpoConfig, Schedule};
 pub use reward_norm::RewardScaler;
 pub use rollout::RolloutBuffer;
+pub use torch_seed::{unseeded, with_seed};

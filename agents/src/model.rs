@@ -351,24 +351,25 @@ mod tests {
 
     #[test]
     fn shapes_and_names_are_stable() {
-        tch::manual_seed(0);
-        let vs = nn::VarStore::new(Device::Cpu);
-        let net = ActorCritic::new(&vs.root(), Architecture::mocc(30));
-        let obs = Tensor::zeros([5, 30], (Kind::Float, Device::Cpu));
-        let w = Tensor::full([5, 3], 1.0 / 3.0, (Kind::Float, Device::Cpu));
-        let out = net.forward(&obs, Some(&w));
-        assert_eq!(out.mean.size(), vec![5, 1]);
-        assert_eq!(out.value.size(), vec![5]);
-        let mut names: Vec<String> = vs.variables().into_keys().collect();
-        names.sort();
-        assert!(
-            names.contains(&"pi.pref.l0.weight".to_string()),
-            "{names:?}"
-        );
-        assert!(names.contains(&"vf.value.bias".to_string()), "{names:?}");
-        assert!(names.contains(&"log_std".to_string()), "{names:?}");
-        let pi_l0 = &vs.variables()["pi.l0.weight"];
-        assert_eq!(pi_l0.size(), vec![64, 30 + 16]);
+        crate::with_seed(0, || {
+            let vs = nn::VarStore::new(Device::Cpu);
+            let net = ActorCritic::new(&vs.root(), Architecture::mocc(30));
+            let obs = Tensor::zeros([5, 30], (Kind::Float, Device::Cpu));
+            let w = Tensor::full([5, 3], 1.0 / 3.0, (Kind::Float, Device::Cpu));
+            let out = net.forward(&obs, Some(&w));
+            assert_eq!(out.mean.size(), vec![5, 1]);
+            assert_eq!(out.value.size(), vec![5]);
+            let mut names: Vec<String> = vs.variables().into_keys().collect();
+            names.sort();
+            assert!(
+                names.contains(&"pi.pref.l0.weight".to_string()),
+                "{names:?}"
+            );
+            assert!(names.contains(&"vf.value.bias".to_string()), "{names:?}");
+            assert!(names.contains(&"log_std".to_string()), "{names:?}");
+            let pi_l0 = &vs.variables()["pi.l0.weight"];
+            assert_eq!(pi_l0.size(), vec![64, 30 + 16]);
+        });
     }
 
     #[test]
@@ -383,7 +384,7 @@ mod tests {
                 ..Architecture::mocc(30)
             };
             let vs = nn::VarStore::new(Device::Cpu);
-            let net = ActorCritic::new(&vs.root(), arch);
+            let net = crate::unseeded(|| ActorCritic::new(&vs.root(), arch));
             let out = net.forward(&obs, Some(&w));
             let got: Vec<f32> = Vec::try_from(out.log_std.view([-1])).unwrap();
             assert!(

@@ -343,10 +343,14 @@ impl Replicas {
     /// `count` copies of a model of `arch` on `device` (weights are copied before each use).
     pub fn new(arch: &Architecture, device: Device, count: usize) -> Self {
         let stores: Vec<nn::VarStore> = (0..count).map(|_| nn::VarStore::new(device)).collect();
-        let models = stores
-            .iter()
-            .map(|vs| ActorCritic::new(&vs.root(), arch.clone()))
-            .collect();
+        // Their initial draws are overwritten, but must not interleave with a seeded
+        // initialization in another thread.
+        let models = crate::unseeded(|| {
+            stores
+                .iter()
+                .map(|vs| ActorCritic::new(&vs.root(), arch.clone()))
+                .collect()
+        });
         let params = stores.iter().map(trainable_in_name_order).collect();
         Self {
             stores,
@@ -634,7 +638,7 @@ mod tests {
     fn ppo_loss_hand_computed_on_a_fixed_batch() {
         // A zero-initialized model: mean 0, log_std 0, value 0 for every input.
         let vs = nn::VarStore::new(Device::Cpu);
-        let model = ActorCritic::new(&vs.root(), Architecture::aurora(2));
+        let model = crate::unseeded(|| ActorCritic::new(&vs.root(), Architecture::aurora(2)));
         tch::no_grad(|| {
             for (_, mut t) in vs.variables() {
                 let _ = t.zero_();
@@ -700,76 +704,79 @@ mod tests {
 
     #[test]
     fn a_gradient_computed_in_parallel_parts_is_the_whole_minibatch_gradient() {
-        tch::manual_seed(11);
-        let vs = nn::VarStore::new(Device::Cpu);
-        let arch = Architecture::mocc(6);
-        let model = ActorCritic::new(&vs.root(), arch.clone());
-        let mut opt = Adam::new(&vs, 3e-4, 1e-5);
-        // 101 rows: parts of 33/34 rows for three threads, 50/51 for two.
-        let mb = random_minibatch(101, 6);
-        let cfg = PpoConfig::default();
-        opt.zero_grad();
-        let whole = ppo_loss(&model, &mb, &cfg, 0.01);
-        whole.loss.backward();
-        let expect = gradients(opt.params());
-        let expect_loss = whole.loss.double_value(&[]);
-        for helpers in [1, 2] {
-            let mut replicas = Replicas::new(&arch, Device::Cpu, helpers);
-            let values =
-                parallel_gradient(&model, &mut opt, &mut replicas, mb.rows(0, 101), &cfg, 0.01);
-            assert!((values.loss - expect_loss).abs() < 1e-5, "{values:?}");
-            for (g, e) in gradients(opt.params()).iter().zip(&expect) {
-                let diff = (g - e).abs().max().double_value(&[]);
-                let scale = e.abs().max().double_value(&[]).max(1e-3);
-                assert!(diff < 1e-5 * scale, "{helpers} helpers: {diff} of {scale}");
+        crate::with_seed(11, || {
+            let vs = nn::VarStore::new(Device::Cpu);
+            let arch = Architecture::mocc(6);
+            let model = ActorCritic::new(&vs.root(), arch.clone());
+            let mut opt = Adam::new(&vs, 3e-4, 1e-5);
+            // 101 rows: parts of 33/34 rows for three threads, 50/51 for two.
+            let mb = random_minibatch(101, 6);
+            let cfg = PpoConfig::default();
+            opt.zero_grad();
+            let whole = ppo_loss(&model, &mb, &cfg, 0.01);
+            whole.loss.backward();
+            let expect = gradients(opt.params());
+            let expect_loss = whole.loss.double_value(&[]);
+            for helpers in [1, 2] {
+                let mut replicas = Replicas::new(&arch, Device::Cpu, helpers);
+                let values =
+                    parallel_gradient(&model, &mut opt, &mut replicas, mb.rows(0, 101), &cfg, 0.01);
+                assert!((values.loss - expect_loss).abs() < 1e-5, "{values:?}");
+                for (g, e) in gradients(opt.params()).iter().zip(&expect) {
+                    let diff = (g - e).abs().max().double_value(&[]);
+                    let scale = e.abs().max().double_value(&[]).max(1e-3);
+                    assert!(diff < 1e-5 * scale, "{helpers} helpers: {diff} of {scale}");
+                }
+                // The replicas held the model's weights, not their own initialization.
+                let theirs = trainable_in_name_order(&replicas.stores()[0]);
+                for (a, b) in theirs.iter().zip(opt.params()) {
+                    assert!(a.equal(b));
+                }
             }
-            // The replicas held the model's weights, not their own initialization.
-            let theirs = trainable_in_name_order(&replicas.stores()[0]);
-            for (a, b) in theirs.iter().zip(opt.params()) {
-                assert!(a.equal(b));
-            }
-        }
+        });
     }
 
     #[test]
     fn two_group_loss_is_the_sum_of_the_single_group_losses() {
-        tch::manual_seed(4);
-        let vs = nn::VarStore::new(Device::Cpu);
-        let model = ActorCritic::new(&vs.root(), Architecture::mocc(4));
-        let n = 10i64;
-        let mb = Minibatch {
-            obs: Tensor::randn([n, 4], (Kind::Float, Device::Cpu)),
-            objectives: Tensor::rand([n, 3], (Kind::Float, Device::Cpu)),
-            actions: Tensor::randn([n, 1], (Kind::Float, Device::Cpu)),
-            old_logprobs: Tensor::randn([n], (Kind::Float, Device::Cpu)) - 1.0,
-            advantages: Tensor::randn([n], (Kind::Float, Device::Cpu)),
-            returns: Tensor::randn([n], (Kind::Float, Device::Cpu)),
-            old_values: Tensor::randn([n], (Kind::Float, Device::Cpu)),
-        };
-        // Rows 0, 2, 3, 7 are the replayed objective's, the rest the current one's.
-        let groups = [1u8, 0, 1, 1, 0, 0, 0, 1, 0, 0];
-        let cfg = PpoConfig::default();
-        let both = grouped_ppo_loss(&model, &mb, &groups, &cfg, 0.01);
-        let rows = |g: u8| -> Vec<i64> { (0..n).filter(|&i| groups[i as usize] == g).collect() };
-        let current = ppo_loss(
-            &model,
-            &mb.select(&Tensor::from_slice(&rows(0))),
-            &cfg,
-            0.01,
-        );
-        let replay = ppo_loss(
-            &model,
-            &mb.select(&Tensor::from_slice(&rows(1))),
-            &cfg,
-            0.01,
-        );
-        let sum = current.loss.double_value(&[]) + replay.loss.double_value(&[]);
-        assert!((both.loss.double_value(&[]) - sum).abs() < 1e-6, "{both:?}");
-        let whole = ppo_loss(&model, &mb, &cfg, 0.01).loss.double_value(&[]);
-        assert!((whole - sum).abs() > 1e-3, "grouping changes the loss");
-        // One group is plain PPO.
-        let single = grouped_ppo_loss(&model, &mb, &[0; 10], &cfg, 0.01);
-        assert_eq!(single.loss.double_value(&[]), whole);
+        crate::with_seed(4, || {
+            let vs = nn::VarStore::new(Device::Cpu);
+            let model = ActorCritic::new(&vs.root(), Architecture::mocc(4));
+            let n = 10i64;
+            let mb = Minibatch {
+                obs: Tensor::randn([n, 4], (Kind::Float, Device::Cpu)),
+                objectives: Tensor::rand([n, 3], (Kind::Float, Device::Cpu)),
+                actions: Tensor::randn([n, 1], (Kind::Float, Device::Cpu)),
+                old_logprobs: Tensor::randn([n], (Kind::Float, Device::Cpu)) - 1.0,
+                advantages: Tensor::randn([n], (Kind::Float, Device::Cpu)),
+                returns: Tensor::randn([n], (Kind::Float, Device::Cpu)),
+                old_values: Tensor::randn([n], (Kind::Float, Device::Cpu)),
+            };
+            // Rows 0, 2, 3, 7 are the replayed objective's, the rest the current one's.
+            let groups = [1u8, 0, 1, 1, 0, 0, 0, 1, 0, 0];
+            let cfg = PpoConfig::default();
+            let both = grouped_ppo_loss(&model, &mb, &groups, &cfg, 0.01);
+            let rows =
+                |g: u8| -> Vec<i64> { (0..n).filter(|&i| groups[i as usize] == g).collect() };
+            let current = ppo_loss(
+                &model,
+                &mb.select(&Tensor::from_slice(&rows(0))),
+                &cfg,
+                0.01,
+            );
+            let replay = ppo_loss(
+                &model,
+                &mb.select(&Tensor::from_slice(&rows(1))),
+                &cfg,
+                0.01,
+            );
+            let sum = current.loss.double_value(&[]) + replay.loss.double_value(&[]);
+            assert!((both.loss.double_value(&[]) - sum).abs() < 1e-6, "{both:?}");
+            let whole = ppo_loss(&model, &mb, &cfg, 0.01).loss.double_value(&[]);
+            assert!((whole - sum).abs() > 1e-3, "grouping changes the loss");
+            // One group is plain PPO.
+            let single = grouped_ppo_loss(&model, &mb, &[0; 10], &cfg, 0.01);
+            assert_eq!(single.loss.double_value(&[]), whole);
+        });
     }
 
     #[test]

@@ -448,7 +448,10 @@ impl Checkpoint {
     /// The network for observations of `obs_dim` on `device`, weights loaded and frozen.
     pub fn frozen_model(&self, obs_dim: usize, device: Device) -> Result<FrozenModel, String> {
         let mut vs = nn::VarStore::new(device);
-        let model = ActorCritic::new(&vs.root(), self.state.config.agent.architecture(obs_dim));
+        let arch = self.state.config.agent.architecture(obs_dim);
+        // The draws are overwritten by the checkpoint's weights, but must not interleave with a
+        // seeded initialization in another thread.
+        let model = mocc_agents::unseeded(|| ActorCritic::new(&vs.root(), arch));
         load_weights(&vs, &self.tensors).map_err(|e| format!("{}: {e}", self.path.display()))?;
         vs.freeze();
         Ok(FrozenModel {

@@ -8,11 +8,8 @@ use mocc_training::export::{actor_tensors, export_scenario, policy_spec, write_t
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tch::{nn, Device, Kind, Tensor};
-
-/// libtorch's global RNG initializes the weights: build models one at a time.
-static TORCH: Mutex<()> = Mutex::new(());
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("mocc-export-{}-{name}", std::process::id()));
@@ -28,17 +25,19 @@ fn random_export(
     seed: i64,
     dir: &std::path::Path,
 ) -> (nn::VarStore, ActorCritic, RunningMeanStd, Policy) {
-    let _lock = TORCH.lock().unwrap_or_else(|e| e.into_inner());
-    tch::manual_seed(seed);
     let mut vs = nn::VarStore::new(Device::Cpu);
-    let model = ActorCritic::new(&vs.root(), arch.clone());
-    tch::no_grad(|| {
-        // In name order: `variables()` is a HashMap, whose order changes between processes.
-        let vars: std::collections::BTreeMap<String, Tensor> = vs.variables().into_iter().collect();
-        for (_, mut v) in vars {
-            let fresh = Tensor::randn_like(&v) * 0.4;
-            v.copy_(&fresh);
-        }
+    let model = mocc_agents::with_seed(seed, || {
+        let model = ActorCritic::new(&vs.root(), arch.clone());
+        tch::no_grad(|| {
+            // In name order: `variables()` is a HashMap, whose order changes between processes.
+            let vars: std::collections::BTreeMap<String, Tensor> =
+                vs.variables().into_iter().collect();
+            for (_, mut v) in vars {
+                let fresh = Tensor::randn_like(&v) * 0.4;
+                v.copy_(&fresh);
+            }
+        });
+        model
     });
     vs.freeze();
     let mut rng = ChaCha8Rng::seed_from_u64(seed as u64);
