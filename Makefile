@@ -1,11 +1,13 @@
 # Two commands: `make train` and `make test`. Both install libtorch 2.13.0 on first use (into
 # a per-user cache, never the repo), then build and run. `make CUDA=1 ...` uses the full CUDA
-# wheel and links libtorch_cuda for GPU machines.
+# wheel and links libtorch_cuda for GPU machines; `make MPI=1 ...` builds with the `mpi`
+# feature (installing Debian's OpenMPI when missing) for `mpirun -np N mocc train|sweep`.
 
 SHELL := /bin/bash
 TORCH_VERSION := 2.13.0
 CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mocc
 CUDA ?= 0
+MPI ?= 0
 CARGO ?= cargo
 
 ifeq ($(CUDA),1)
@@ -18,6 +20,16 @@ LIBTORCH_MODE := cpu
 FEATURES :=
 endif
 
+ifeq ($(MPI),1)
+FEATURES += --features mpi
+MPI_DEPS := mpitools
+else
+MPI_DEPS :=
+endif
+
+# The MPI tests (2 ranks through mpirun) run where OpenMPI can be installed (root, as in CI) or
+# is already there; elsewhere `make test` says it skips them.
+MOCC_TEST_MPI ?= $(shell { [ "$$(id -u)" = 0 ] || command -v mpirun >/dev/null 2>&1; } && echo 1 || echo 0)
 export LIBTORCH := $(LIBTORCH_DIR)/torch
 # Python tools the tests use (TensorBoard, to read our event files back).
 PYTOOLS_DIR := $(CACHE_DIR)/pytools
@@ -30,7 +42,7 @@ MOCC_REQUIRE_NET ?= $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
 BENCH_SCENARIO ?= configs/aurora-env.yaml
 BENCH_STEPS ?= 200000
 
-.PHONY: all libtorch pytools nettools build train test bench bench-env fmt clippy
+.PHONY: all libtorch pytools nettools mpitools build train test test-mpi bench bench-env fmt clippy
 
 all: build
 
@@ -46,7 +58,10 @@ pytools:
 nettools:
 	scripts/install-nettools.sh
 
-build: libtorch
+mpitools:
+	scripts/install-mpi.sh
+
+build: libtorch $(MPI_DEPS)
 	$(CARGO) build --release $(FEATURES)
 
 # Trains the default config (override with `make train CONFIG=...`).
@@ -64,6 +79,16 @@ test: libtorch pytools nettools
 	MOCC_PYTOOLS="$(PYTOOLS_DIR)" MOCC_REQUIRE_TENSORBOARD=1 MOCC_REQUIRE_NOTEBOOKS=1 \
 		MOCC_REQUIRE_NET=$(MOCC_REQUIRE_NET) \
 		$(CARGO) test --profile ci --workspace $(FEATURES)
+	$(MAKE) --no-print-directory test-mpi
+
+# Data-parallel training on 2 ranks: equivalence with one process, resume, a killed rank.
+test-mpi: libtorch
+ifeq ($(MOCC_TEST_MPI),1)
+	scripts/install-mpi.sh
+	$(CARGO) test --profile ci -p mocc --features mpi --test mpi
+else
+	@echo "test-mpi: skipped (OpenMPI is missing and installing it needs root: scripts/install-mpi.sh)"
+endif
 
 bench: libtorch
 	$(CARGO) bench -p mocc-gym --bench sim

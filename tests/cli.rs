@@ -409,7 +409,7 @@ fn mocc_sweep_writes_csv_and_figure() {
         );
     }
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
-    assert!(csv.starts_with("omega,wall_seconds,env_steps,mean,p10,p25,p50,p75,p90\n"));
+    assert!(csv.starts_with("omega,wall_seconds,env_steps,mean,p10,p25,p50,p75,p90,seed\n"));
     assert_eq!(csv.lines().count(), 3);
     assert!(std::fs::read(out.join("sweep.png"))
         .unwrap()

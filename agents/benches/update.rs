@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mocc_agents::ppo::{update, Batch, Replicas};
-use mocc_agents::{ActorCritic, Adam, Architecture, PpoConfig};
+use mocc_agents::{ActorCritic, Adam, Architecture, PpoConfig, SingleProcess};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tch::{nn, Device};
@@ -61,6 +61,7 @@ fn minibatch_step(c: &mut Criterion) {
                         0.0,
                         Device::Cpu,
                         &mut rng,
+                        &SingleProcess,
                     )
                 })
             });

@@ -20,6 +20,7 @@
 //! resumes bit for bit.
 
 use crate::adam::Adam;
+use crate::collective::{Collective, SingleProcess};
 use crate::gaussian;
 use crate::model::{load_weights, ActorCritic, Architecture};
 use crate::obs_norm::RunningMeanStd;
@@ -30,6 +31,7 @@ use crate::rollout::RolloutBuffer;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
+use std::sync::Arc;
 use tch::{nn, Device, Tensor};
 
 /// What the envs returned for one step of the batch (all slices of length `lanes`, final
@@ -80,6 +82,8 @@ pub struct PpoLearner {
     rollout: RolloutBuffer,
     /// Each lane's decision whose outcome has not arrived yet (a row of this rollout).
     pending: Vec<Option<usize>>,
+    /// The ranks that train this model together (one process by default).
+    world: Arc<dyn Collective + Send + Sync>,
 }
 
 /// The learner's RNG for `seed`: stream `u64::MAX` of the seed's ChaCha8 key (streams from 0
@@ -111,6 +115,7 @@ impl PpoLearner {
             rng: learner_rng(seed),
             rollout: RolloutBuffer::default(),
             pending: vec![None; lanes],
+            world: Arc::new(SingleProcess),
             cfg,
             lanes,
             device,
@@ -118,6 +123,16 @@ impl PpoLearner {
             model,
             opt,
         }
+    }
+
+    /// Trains together with the other ranks of `world` (data-parallel PPO): observation and
+    /// reward statistics fold in every rank's samples, action noise is drawn as one process
+    /// holding every rank's lanes in rank order would draw it, and each minibatch's gradient
+    /// is the whole minibatch's over every rank's rows. Every rank builds its learner with the
+    /// same seed and calls the same methods in the same order.
+    pub fn with_world(mut self, world: Arc<dyn Collective + Send + Sync>) -> Self {
+        self.world = world;
+        self
     }
 
     /// Starts a rollout; `lane_groups` gives each lane's loss group (empty for one group, see
@@ -138,8 +153,9 @@ impl PpoLearner {
         objectives: &[f32],
         actions: &mut [f32],
     ) {
+        let (before, after) = self.noise_of_other_ranks(lanes.len());
         let rows = self.rollout.push_rows(lanes);
-        self.obs_norm.update(raw_obs);
+        self.obs_norm.update_across(raw_obs, &*self.world);
         self.obs_norm
             .normalize(raw_obs, self.rollout.obs_of_mut(rows.clone()));
         self.rollout
@@ -151,6 +167,7 @@ impl PpoLearner {
             self.device,
         );
         let std = out.log_std.exp();
+        self.skip_noise(before);
         for (j, i) in rows.enumerate() {
             let s = gaussian::sample(out.mean[j], std, out.log_std, &mut self.rng);
             actions[j] = s.action;
@@ -158,6 +175,28 @@ impl PpoLearner {
             self.rollout.logprobs[i] = s.log_prob;
             self.rollout.values[i] = out.value[j];
             self.pending[lanes[j]] = Some(i);
+        }
+        self.skip_noise(after);
+    }
+
+    /// How many lanes act on the ranks before this one and after it, when this one acts for
+    /// `mine` (0, 0 in one process).
+    fn noise_of_other_ranks(&self, mine: usize) -> (usize, usize) {
+        if self.world.ranks() == 1 {
+            return (0, 0);
+        }
+        let counts = self.world.all_gather_f64(&[mine as f64]);
+        let rank = self.world.rank();
+        let before: f64 = counts[..rank].iter().sum();
+        let after: f64 = counts[rank + 1..].iter().sum();
+        (before as usize, after as usize)
+    }
+
+    /// Draws and drops the noise of `n` lanes of other ranks, so that every rank's RNG stays
+    /// where one process's would be.
+    fn skip_noise(&mut self, n: usize) {
+        for _ in 0..n {
+            gaussian::standard_normal(&mut self.rng);
         }
     }
 
@@ -167,7 +206,9 @@ impl PpoLearner {
     /// rollout only moves the reward statistics.
     pub fn record(&mut self, step: &StepOutcome<'_>) {
         let lanes: Vec<usize> = (0..self.lanes).filter(|&e| step.completed[e]).collect();
-        if lanes.is_empty() {
+        // With several ranks the reward statistics are shared, so every rank takes part.
+        let shared_scaling = self.reward_norm.is_some() && self.world.ranks() > 1;
+        if lanes.is_empty() && !shared_scaling {
             return;
         }
         let bootstrap = self.truncation_values(step);
@@ -200,8 +241,8 @@ impl PpoLearner {
             lanes,
             step.rewards,
             &done,
-            self.cfg.gamma,
-            self.cfg.clip_reward,
+            (self.cfg.gamma, self.cfg.clip_reward),
+            &*self.world,
             &mut out,
         );
         out
@@ -265,6 +306,7 @@ impl PpoLearner {
             ent_coef,
             self.device,
             &mut self.rng,
+            &*self.world,
         )
     }
 
@@ -446,6 +488,107 @@ mod tests {
         }
         // The split changed something (it is not silently the one-thread path).
         assert!(one.iter().zip(&two).any(|((_, a), (_, b))| !a.equal(b)));
+    }
+
+    /// Three rollout steps over `lanes` lanes, the first `first` of `total`, with a reward
+    /// scale and two loss groups (so both shared paths run), then an update; returns the
+    /// actions taken.
+    fn train_lanes(l: &mut PpoLearner, first: usize, lanes: usize, total: usize) -> Vec<f32> {
+        let obs_of = |t: usize| -> Vec<f32> {
+            let all: Vec<f32> = (0..total * 6)
+                .map(|i| ((i * 13 + 7 * t) % 17) as f32 * 0.2 - 1.0)
+                .collect();
+            all[first * 6..(first + lanes) * 6].to_vec()
+        };
+        let w: Vec<f32> = (first..first + lanes)
+            .flat_map(|e| [0.2 + 0.1 * e as f32, 0.5, 0.3 - 0.1 * e as f32 / 2.0])
+            .collect();
+        let groups: Vec<u8> = (first..first + lanes).map(|e| (e % 2) as u8).collect();
+        let mut taken = Vec::new();
+        l.start_rollout(&groups);
+        for t in 0..3 {
+            let mut actions = vec![0.0f32; lanes];
+            let ready: Vec<usize> = (0..lanes).collect();
+            l.act(&ready, &obs_of(t), &w, &mut actions);
+            taken.extend_from_slice(&actions);
+            let rewards: Vec<f32> = (first..first + lanes)
+                .map(|e| (e as f32 * 0.7 + t as f32).sin())
+                .collect();
+            l.record(&StepOutcome {
+                completed: &vec![true; lanes],
+                rewards: &rewards,
+                terminated: &vec![false; lanes],
+                truncated: &(first..first + lanes)
+                    .map(|e| t == 1 && e % 3 == 0)
+                    .collect::<Vec<_>>(),
+                final_observations: &obs_of(9),
+                objectives: &w,
+            });
+        }
+        l.update(&obs_of(3), &w, 0.0).expect("finite update");
+        taken
+    }
+
+    #[test]
+    fn two_ranks_train_as_one_process_holding_every_lane() {
+        use crate::collective::tests::ThreadRanks;
+        let cfg = PpoConfig {
+            num_steps: 3,
+            num_minibatches: 1,
+            update_epochs: 2,
+            normalize_reward: true,
+            ..PpoConfig::default()
+        };
+        let arch = Architecture::mocc(6);
+        let mut one = PpoLearner::new(arch.clone(), cfg, 6, 21, Device::Cpu);
+        let expect_actions = train_lanes(&mut one, 0, 6, 6);
+        let ranks = ThreadRanks::group(2);
+        type RankResult = (Vec<f32>, Vec<(String, Tensor)>, LearnerState);
+        let results: Vec<RankResult> = std::thread::scope(|s| {
+            let handles: Vec<_> = ranks
+                .into_iter()
+                .map(|r| {
+                    let arch = arch.clone();
+                    s.spawn(move || {
+                        let first = 3 * r.rank();
+                        let mut l =
+                            PpoLearner::new(arch, cfg, 3, 21, Device::Cpu).with_world(Arc::new(r));
+                        let actions = train_lanes(&mut l, first, 3, 6);
+                        (actions, l.tensors(), l.state())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic"))
+                .collect()
+        });
+        // Every rank holds the same weights, statistics and RNG, bit for bit.
+        let (_, w0, s0) = &results[0];
+        let (_, w1, s1) = &results[1];
+        for ((name, a), (_, b)) in w0.iter().zip(w1) {
+            assert!(a.equal(b), "{name} differs between the ranks");
+        }
+        assert_eq!(s0.obs_norm, s1.obs_norm);
+        assert_eq!(s0.rng, s1.rng);
+        // The actions, in rank order per step, are the one process's (up to float rounding).
+        for t in 0..3 {
+            for r in 0..2 {
+                for j in 0..3 {
+                    let got = results[r].0[t * 3 + j];
+                    let want = expect_actions[t * 6 + r * 3 + j];
+                    assert!((got - want).abs() < 1e-5, "step {t} rank {r} lane {j}");
+                }
+            }
+        }
+        // And the weights after the update are the one process's, within float tolerance.
+        for ((name, a), (_, b)) in one.tensors().iter().zip(w0) {
+            let diff = (a - b).abs().max().double_value(&[]);
+            assert!(diff < 1e-5, "{name}: {diff} from the one-process update");
+        }
+        assert!((s0.obs_norm.count - one.state().obs_norm.count).abs() < 1e-9);
+        // The RNG moved as the one process's did (the next rollout draws the same noise).
+        assert_eq!(s0.rng, one.state().rng);
     }
 
     #[test]

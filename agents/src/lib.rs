@@ -7,6 +7,8 @@
 //! (`mocc-gym`) and the deployable runtime (`mocc-policy`) never depend on this crate.
 
 pub mod adam;
+pub mod collective;
+mod data_parallel;
 pub mod device;
 pub mod gae;
 pub mod gaussian;
@@ -20,6 +22,7 @@ pub mod rollout;
 pub mod torch_seed;
 
 pub use adam::Adam;
+pub use collective::{Collective, SingleProcess, Timed};
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
 pub use gae::compute_gae;
 pub use learner::{LearnerState, PpoLearner, StepOutcome};

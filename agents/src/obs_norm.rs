@@ -1,5 +1,6 @@
 //! Running mean and variance of observations (parallel Welford), frozen at evaluation.
 
+use crate::collective::Collective;
 use serde::{Deserialize, Serialize};
 
 /// Running statistics of each observation component.
@@ -41,14 +42,56 @@ impl RunningMeanStd {
             return;
         }
         let nf = n as f64;
+        let mut means = vec![0.0; d];
+        let mut vars = vec![0.0; d];
         for j in 0..d {
             let col = batch.iter().skip(j).step_by(d).map(|&x| f64::from(x));
-            let mean_b = col.clone().sum::<f64>() / nf;
-            let var_b = col.map(|x| (x - mean_b).powi(2)).sum::<f64>() / nf;
-            let delta = mean_b - self.mean[j];
-            let total = self.count + nf;
+            means[j] = col.clone().sum::<f64>() / nf;
+            vars[j] = col.map(|x| (x - means[j]).powi(2)).sum::<f64>() / nf;
+        }
+        self.merge(&means, &vars, nf);
+    }
+
+    /// [`Self::update`] with the union of every rank's `batch` (the ranks may hold different
+    /// numbers of rows, none at all included): the same statistics on every rank. Every rank
+    /// must call it, in the same order.
+    pub fn update_across(&mut self, batch: &[f32], world: &dyn Collective) {
+        if world.ranks() == 1 {
+            return self.update(batch);
+        }
+        let d = self.dim();
+        // Sums of the deviations from the current mean (the same on every rank), so that the
+        // variance is not the difference of two large numbers.
+        let mut local = vec![0.0; 1 + 2 * d];
+        for row in batch.chunks_exact(d) {
+            local[0] += 1.0;
+            for (j, &x) in row.iter().enumerate() {
+                let dev = f64::from(x) - self.mean[j];
+                local[1 + j] += dev;
+                local[1 + d + j] += dev * dev;
+            }
+        }
+        let sums = world.sum_f64(&local);
+        let nf = sums[0];
+        if nf == 0.0 {
+            return;
+        }
+        let shift: Vec<f64> = (0..d).map(|j| sums[1 + j] / nf).collect();
+        let vars: Vec<f64> = (0..d)
+            .map(|j| (sums[1 + d + j] / nf - shift[j] * shift[j]).max(0.0))
+            .collect();
+        let means: Vec<f64> = (0..d).map(|j| self.mean[j] + shift[j]).collect();
+        self.merge(&means, &vars, nf);
+    }
+
+    /// Folds in `nf` samples of per-component mean `means` and population variance `vars`
+    /// (Chan et al.'s parallel combination).
+    fn merge(&mut self, means: &[f64], vars: &[f64], nf: f64) {
+        let total = self.count + nf;
+        for j in 0..self.dim() {
+            let delta = means[j] - self.mean[j];
             let m2 =
-                self.var[j] * self.count + var_b * nf + delta * delta * self.count * nf / total;
+                self.var[j] * self.count + vars[j] * nf + delta * delta * self.count * nf / total;
             self.mean[j] += delta * nf / total;
             self.var[j] = m2 / total;
         }
@@ -112,5 +155,46 @@ mod tests {
         assert!((out[0] - 1.0).abs() < 1e-6);
         assert_eq!(out[1], 0.0);
         assert_eq!(out[2], OBS_CLIP);
+    }
+
+    #[test]
+    fn ranks_fold_the_union_of_their_batches() {
+        use crate::collective::tests::ThreadRanks;
+        let data: Vec<f32> = (0..42)
+            .map(|i| ((i * 37) % 11) as f32 * 0.5 + 3.0)
+            .collect();
+        let mut whole = RunningMeanStd::new(2);
+        whole.update(&data[..10]);
+        whole.update(&data[10..]);
+        // Rank 0 holds 2 rows of the second batch, rank 1 14 and rank 2 none.
+        let parts: [&[f32]; 3] = [&data[10..14], &data[14..], &[]];
+        let ranks = ThreadRanks::group(3);
+        let results: Vec<RunningMeanStd> = std::thread::scope(|s| {
+            let handles: Vec<_> = ranks
+                .into_iter()
+                .map(|r| {
+                    let first = &data[..10];
+                    let mine = parts[r.rank()];
+                    s.spawn(move || {
+                        let mut stats = RunningMeanStd::new(2);
+                        stats.update(first);
+                        stats.update_across(mine, &r);
+                        stats
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic"))
+                .collect()
+        });
+        for r in &results {
+            assert_eq!(r, &results[0], "every rank holds the same statistics");
+            assert_eq!(r.count, whole.count);
+            for j in 0..2 {
+                assert!((r.mean[j] - whole.mean[j]).abs() < 1e-12);
+                assert!((r.var[j] - whole.var[j]).abs() < 1e-12);
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! `crate::rollout`.
 
 use crate::adam::{trainable_by_name, Adam};
+use crate::collective::Collective;
 use crate::gaussian;
 use crate::model::{ActorCritic, Architecture};
 use crate::ppo_config::PpoConfig;
@@ -298,7 +299,7 @@ impl BatchTensors {
 }
 
 /// `value`, or the error naming `what` went non-finite in `epoch`.
-fn finite(what: &'static str, value: f64, epoch: usize) -> Result<f64, UpdateError> {
+pub(crate) fn finite(what: &'static str, value: f64, epoch: usize) -> Result<f64, UpdateError> {
     if value.is_finite() {
         Ok(value)
     } else {
@@ -405,7 +406,11 @@ pub fn update<R: Rng>(
     ent_coef: f64,
     device: Device,
     rng: &mut R,
+    world: &dyn Collective,
 ) -> Result<LossStats, UpdateError> {
+    if world.ranks() > 1 {
+        return shared_update(model, opt, batch, cfg, ent_coef, device, rng, world);
+    }
     let n = batch.logprobs.len();
     let tensors = BatchTensors::new(batch, device);
     let bounds = minibatch_bounds(n, cfg.num_minibatches);
@@ -458,10 +463,83 @@ pub fn update<R: Rng>(
     Ok(stats)
 }
 
+/// [`update`] on several ranks, each holding its own rows of the batch. The rows of every
+/// rank, rank after rank, are the batch one process would shuffle: every rank draws that
+/// shuffle from `rng` (so `rng` moves as one process's would, and stays the same on every
+/// rank) and takes its own rows of each minibatch, through
+/// [`crate::data_parallel::shared_step`]. A rank may hold no row of a minibatch.
+#[allow(clippy::too_many_arguments)]
+fn shared_update<R: Rng>(
+    model: &ActorCritic,
+    opt: &mut Adam,
+    batch: &Batch,
+    cfg: &PpoConfig,
+    ent_coef: f64,
+    device: Device,
+    rng: &mut R,
+    world: &dyn Collective,
+) -> Result<LossStats, UpdateError> {
+    let n = batch.logprobs.len();
+    let tensors = BatchTensors::new(batch, device);
+    let counts = world.all_gather_f64(&[n as f64]);
+    let first = counts[..world.rank()].iter().sum::<f64>() as i64;
+    let total = counts.iter().sum::<f64>() as usize;
+    let own = first..first + n as i64;
+    let bounds = minibatch_bounds(total, cfg.num_minibatches);
+    let mut order: Vec<i64> = (0..total as i64).collect();
+    let mut stats = LossStats {
+        learning_rate: opt.lr,
+        ent_coef,
+        ..LossStats::default()
+    };
+    let mut minibatches = 0usize;
+    for epoch in 0..cfg.update_epochs {
+        shuffle(&mut order, rng);
+        stats.epochs = epoch + 1;
+        for whole in bounds.windows(2).map(|w| &order[w[0]..w[1]]) {
+            let chunk: Vec<i64> = whole
+                .iter()
+                .filter(|i| own.contains(i))
+                .map(|i| i - first)
+                .collect();
+            let mb = tensors.rows.select(&tensors.index(&chunk));
+            let groups: Vec<u8> = if tensors.groups.is_empty() {
+                vec![0; chunk.len()]
+            } else {
+                chunk.iter().map(|&i| tensors.groups[i as usize]).collect()
+            };
+            let step = crate::data_parallel::shared_step(
+                model, opt, &mb, &groups, cfg, ent_coef, world, epoch,
+            )?;
+            let Some((values, norm)) = step else {
+                continue;
+            };
+            minibatches += 1;
+            stats.pg_loss += values.pg_loss;
+            stats.v_loss += values.v_loss;
+            stats.entropy += values.entropy;
+            stats.clipfrac += values.clipfrac;
+            stats.grad_norm += norm;
+            stats.approx_kl = values.approx_kl;
+        }
+        if cfg.target_kl.is_some_and(|kl| stats.approx_kl > kl) {
+            break;
+        }
+    }
+    let m = minibatches.max(1) as f64;
+    stats.pg_loss /= m;
+    stats.v_loss /= m;
+    stats.entropy /= m;
+    stats.clipfrac /= m;
+    stats.grad_norm /= m;
+    stats.explained_variance = explained_variance(&batch.values, &batch.returns);
+    Ok(stats)
+}
+
 /// A minibatch's loss terms as numbers.
 #[derive(Debug, Clone, Copy, Default)]
-struct LossValues {
-    loss: f64,
+pub(crate) struct LossValues {
+    pub(crate) loss: f64,
     pg_loss: f64,
     v_loss: f64,
     entropy: f64,
@@ -470,7 +548,7 @@ struct LossValues {
 }
 
 impl LossValues {
-    fn of(p: &LossParts) -> Self {
+    pub(crate) fn of(p: &LossParts) -> Self {
         Self {
             loss: p.loss.double_value(&[]),
             pg_loss: p.pg_loss.double_value(&[]),
@@ -478,6 +556,45 @@ impl LossValues {
             entropy: p.entropy.double_value(&[]),
             approx_kl: p.approx_kl.double_value(&[]),
             clipfrac: p.clipfrac.double_value(&[]),
+        }
+    }
+
+    /// `self` plus a loss group's terms with `share` of its rows, the means over groups
+    /// (entropy, KL, clip fraction) also weighted by `per_group` (1 / the number of groups),
+    /// as [`grouped_ppo_loss`] combines them.
+    pub(crate) fn add_group(self, share: f64, per_group: f64, o: &LossValues) -> Self {
+        let w = share * per_group;
+        Self {
+            loss: self.loss + share * o.loss,
+            pg_loss: self.pg_loss + share * o.pg_loss,
+            v_loss: self.v_loss + share * o.v_loss,
+            entropy: self.entropy + w * o.entropy,
+            approx_kl: self.approx_kl + w * o.approx_kl,
+            clipfrac: self.clipfrac + w * o.clipfrac,
+        }
+    }
+
+    /// The terms as a vector (for a sum over ranks), in [`LossValues::from_sums`]' order.
+    pub(crate) fn to_vec(self) -> Vec<f64> {
+        vec![
+            self.loss,
+            self.pg_loss,
+            self.v_loss,
+            self.entropy,
+            self.approx_kl,
+            self.clipfrac,
+        ]
+    }
+
+    /// The terms from [`LossValues::to_vec`]'s order.
+    pub(crate) fn from_sums(v: &[f64]) -> Self {
+        Self {
+            loss: v[0],
+            pg_loss: v[1],
+            v_loss: v[2],
+            entropy: v[3],
+            approx_kl: v[4],
+            clipfrac: v[5],
         }
     }
 

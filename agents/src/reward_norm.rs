@@ -6,6 +6,7 @@
 //! which the clipped value loss can move by only `clip_coef` per update, and whose gradients
 //! dominate the global gradient-norm clip that the actor shares.
 
+use crate::collective::{Collective, SingleProcess};
 use crate::obs_norm::RunningMeanStd;
 use serde::{Deserialize, Serialize};
 
@@ -56,18 +57,20 @@ impl RewardScaler {
     ) {
         debug_assert_eq!(rewards.len(), self.returns.len());
         let lanes: Vec<usize> = (0..rewards.len()).collect();
-        self.scale_lanes(&lanes, rewards, done, gamma, clip, out);
+        self.scale_lanes(&lanes, rewards, done, (gamma, clip), &SingleProcess, out);
     }
 
     /// As [`RewardScaler::scale`] for the listed lanes only (`rewards` and `done` indexed by
-    /// lane, `out[j]` for `lanes[j]`): lanes that completed no step are left alone.
+    /// lane, `out[j]` for `lanes[j]`): lanes that completed no step are left alone. The return
+    /// statistics fold in every rank's returns of this step (see
+    /// [`RunningMeanStd::update_across`]); every rank calls it at every step.
     pub fn scale_lanes(
         &mut self,
         lanes: &[usize],
         rewards: &[f32],
         done: &[bool],
-        gamma: f64,
-        clip: f64,
+        (gamma, clip): (f64, f64),
+        world: &dyn Collective,
         out: &mut [f32],
     ) {
         let mut batch = Vec::with_capacity(lanes.len());
@@ -76,7 +79,7 @@ impl RewardScaler {
             *ret = *ret * gamma + f64::from(rewards[e]);
             batch.push(*ret as f32);
         }
-        self.return_stats.update(&batch);
+        self.return_stats.update_across(&batch, world);
         let factor = self.factor();
         for (o, &e) in out.iter_mut().zip(lanes) {
             *o = (f64::from(rewards[e]) * factor).clamp(-clip, clip) as f32;

@@ -100,6 +100,19 @@ impl VecEnv {
         seed: u64,
         threads: usize,
     ) -> Result<Self, VecEnvError> {
+        Self::new_from(scenario, 0, n, seed, threads)
+    }
+
+    /// Envs `first..first + n` of the envs [`VecEnv::new`] would build for `first + n`: each
+    /// env's RNG stream is its index, so processes that each step a share of the envs (one MPI
+    /// rank each) together step exactly the envs of one process.
+    pub fn new_from(
+        scenario: Arc<Scenario>,
+        first: usize,
+        n: usize,
+        seed: u64,
+        threads: usize,
+    ) -> Result<Self, VecEnvError> {
         crate::limits::check_envs(n).map_err(|m| VecEnvError::Setup(format!("envs: {m}")))?;
         crate::limits::check_threads(threads)
             .map_err(|m| VecEnvError::Setup(format!("threads: {m}")))?;
@@ -110,7 +123,7 @@ impl VecEnv {
         let envs: Vec<Env> = pool.install(|| {
             (0..n)
                 .into_par_iter()
-                .map(|i| Env::new(scenario.clone(), seed, i as u64))
+                .map(|i| Env::new(scenario.clone(), seed, (first + i) as u64))
                 .collect()
         });
         let obs_len = scenario.obs_len();

@@ -8,6 +8,7 @@ pub mod experiment;
 pub mod export;
 pub mod net;
 pub mod plot;
+pub mod ranks;
 pub mod simulate;
 pub mod sweep;
 pub mod train;

@@ -1,9 +1,11 @@
 //! `mocc sweep`.
 
+use super::ranks::Ranks;
 use clap::Args;
 use mocc_training::config::LoadedConfig;
 use mocc_training::suite::Suite;
-use mocc_training::sweep::{sweep, write_csv};
+use mocc_training::sweep::{pooled_by_omega, sweep_on, write_csv};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `mocc sweep`.
@@ -20,27 +22,48 @@ pub struct SweepArgs {
     /// Output folder (runs, sweep.csv, sweep.png).
     #[arg(long, default_value = "runs/sweep")]
     out: PathBuf,
+    /// Training seeds, comma-separated: one run per omega and seed (default: the config's).
+    #[arg(long, value_delimiter = ',')]
+    seeds: Vec<u64>,
     /// Override a config value (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
 }
 
-/// Runs `mocc sweep`; the last stdout line is a JSON array of the sweep rows.
+/// Runs `mocc sweep`; the last stdout line is a JSON array of the sweep rows. Under `mpirun`
+/// (a binary built with the `mpi` feature) the runs are spread over the ranks and rank 0
+/// writes the outputs.
 pub fn run(args: SweepArgs) -> anyhow::Result<()> {
+    let ranks = Ranks::join()?;
+    sweep_ranks(&ranks, args).map_err(|e| ranks.fail(e))
+}
+
+fn sweep_ranks(ranks: &Ranks, args: SweepArgs) -> anyhow::Result<()> {
     let base = LoadedConfig::load(&args.config, &args.set)?;
     let suite = Suite::load(&args.suite)?;
-    let rows = sweep(&base, &args.omega, &suite, &args.out, |r| {
-        eprintln!(
-            "omega {}: {:.1} s, {} env steps, median reward {:.4}",
-            r.omega, r.wall_seconds, r.env_steps, r.p50
-        );
-    })?;
+    let rank = ranks.world.rank();
+    let rows = sweep_on(
+        &base,
+        &args.omega,
+        &args.seeds,
+        &suite,
+        &args.out,
+        &ranks.world,
+        |r| {
+            // One write per line: mpirun forwards every rank's stderr, and lines written in
+            // pieces would interleave.
+            let line = format!(
+                "omega {} seed {} (rank {rank}): {:.1} s, {} env steps, median reward {:.4}\n",
+                r.omega, r.seed, r.wall_seconds, r.env_steps, r.p50
+            );
+            let _ = std::io::stderr().write_all(line.as_bytes());
+        },
+    )?;
+    let Some(rows) = rows else {
+        return Ok(());
+    };
     write_csv(&args.out.join("sweep.csv"), &rows)?;
-    let fig: Vec<(usize, f64, f64, Vec<f64>)> = rows
-        .iter()
-        .map(|r| (r.omega, r.wall_seconds, r.p50, r.rewards.clone()))
-        .collect();
-    mocc_training::plot::sweep_figure(&args.out.join("sweep.png"), &fig)?;
+    mocc_training::plot::sweep_figure(&args.out.join("sweep.png"), &pooled_by_omega(&rows))?;
     super::print_line(serde_json::to_string(&rows)?)?;
     Ok(())
 }

@@ -1,8 +1,10 @@
 //! `mocc train`.
 
+use super::ranks::Ranks;
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use mocc_agents::Collective;
 use mocc_training::config::LoadedConfig;
 use mocc_training::trainer::{Progress, TrainSummary, Trainer};
 use std::io::IsTerminal;
@@ -30,8 +32,15 @@ pub struct TrainArgs {
     init: Option<PathBuf>,
 }
 
-/// Runs `mocc train`; the last stdout line is a JSON summary.
+/// Runs `mocc train`; the last stdout line is a JSON summary. Under `mpirun` (a binary built
+/// with the `mpi` feature) every rank trains its share and rank 0 prints and writes.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
+    let ranks = Ranks::join()?;
+    train_on(&ranks, args).map_err(|e| ranks.fail(e))
+}
+
+fn train_on(ranks: &Ranks, args: TrainArgs) -> anyhow::Result<()> {
+    let world = ranks.world.clone();
     let mut trainer = match (&args.resume, &args.config) {
         (Some(ckpt), _) => {
             if !args.set.is_empty() {
@@ -39,15 +48,16 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
                     "--set cannot change a resumed run (its config is in the checkpoint)"
                 );
             }
-            Trainer::resume(ckpt).with_context(|| format!("cannot resume {}", ckpt.display()))?
+            Trainer::resume_on(ckpt, world)
+                .with_context(|| format!("cannot resume {}", ckpt.display()))?
         }
         (None, Some(path)) => {
             let loaded = LoadedConfig::load(path, &args.set)?;
             let run_dir = args
                 .out
                 .clone()
-                .unwrap_or_else(|| default_run_dir(path, loaded.config.seed));
-            let mut trainer = Trainer::new(&loaded, &run_dir)?;
+                .unwrap_or_else(|| default_run_dir(path, loaded.config.seed, &*world));
+            let mut trainer = Trainer::new_on(&loaded, &run_dir, world)?;
             if let Some(init) = &args.init {
                 trainer
                     .load_pretrained(init)
@@ -58,18 +68,23 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         (None, None) => anyhow::bail!("a CONFIG file (or --resume CHECKPOINT) is required"),
     };
     let (summary, _) = run_with_progress(&mut trainer)?;
-    super::print_line(serde_json::to_string(&summary)?)?;
+    if ranks.is_root() {
+        super::print_line(serde_json::to_string(&summary)?)?;
+    }
     Ok(())
 }
 
 /// Trains to the end of the budget with a progress bar (or a line every 10 s when stderr is
 /// not a terminal); returns the summary and each update's rollout reward on the run's
-/// objective.
+/// objective. Only rank 0 of several reports.
 pub fn run_with_progress(trainer: &mut Trainer) -> anyhow::Result<(TrainSummary, Vec<f64>)> {
     trainer.record_git_revision(env!("MOCC_GIT_REVISION"));
-    eprintln!("run folder: {}", trainer.run_dir().display());
+    let reports = trainer.rank() == 0;
+    if reports {
+        eprintln!("run folder: {}", trainer.run_dir().display());
+    }
     let total = trainer.total_updates();
-    let bar = progress_bar(total, trainer.counters().updates);
+    let bar = progress_bar(total, trainer.counters().updates).filter(|_| reports);
     let mut last_line = Instant::now();
     let mut rewards = Vec::new();
     let summary = trainer.run(None, |p: &Progress| {
@@ -82,7 +97,9 @@ pub fn run_with_progress(trainer: &mut Trainer) -> anyhow::Result<(TrainSummary,
                 b.set_position(p.updates);
                 b.set_message(format!("{:.0} steps/s  return {ret}", p.steps_per_sec));
             }
-            None if last_line.elapsed() >= Duration::from_secs(10) || p.updates == total => {
+            None if reports
+                && (last_line.elapsed() >= Duration::from_secs(10) || p.updates == total) =>
+            {
                 last_line = Instant::now();
                 eprintln!(
                     "update {}/{}  env_steps {}  {:.0} steps/s  return {ret}  kl {:.4}",
@@ -114,12 +131,14 @@ fn progress_bar(total: u64, done: u64) -> Option<ProgressBar> {
     Some(bar)
 }
 
-fn default_run_dir(config: &Path, seed: u64) -> PathBuf {
+/// `runs/<config name>-s<seed>-<unix time>`, with rank 0's time on every rank.
+fn default_run_dir(config: &Path, seed: u64, world: &dyn Collective) -> PathBuf {
     let stem = config
         .file_stem()
         .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-    let now = SystemTime::now()
+    let own = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    let now = world.all_gather_f64(&[own as f64])[0] as u64;
     PathBuf::from("runs").join(format!("{stem}-s{seed}-{now}"))
 }

@@ -6,6 +6,8 @@
 //!   [`checkpoint`] (saving, resuming), [`run_log`] and [`recorder`] (TensorBoard, CSV).
 //! - Evaluation: [`eval`] suites, [`mi_stats`], multi-flow runs ([`flows`]), [`simulate`],
 //!   [`figures`] and [`plot`], [`experiment`]s, omega [`sweep`]s, [`bench`]marks.
+//! - Scale: with the `mpi` feature, [`mpi_world`] runs training on the ranks of an `mpirun`
+//!   job (the learner's `Collective`) and spreads sweeps over them.
 //! - Deployment: [`export`] to the libtorch-free runtime of `mocc-policy`.
 //!
 //! Library code returns data; only the `mocc` binary prints.
@@ -29,6 +31,8 @@ pub mod flow_figures;
 pub mod flows;
 pub mod landmarks;
 pub mod mi_stats;
+#[cfg(feature = "mpi")]
+pub mod mpi_world;
 pub mod plan;
 pub mod plot;
 pub mod real_compare;

@@ -27,6 +27,23 @@ pub struct EnvReward {
     pub reward: f64,
 }
 
+impl EnvReward {
+    /// As five numbers (objective, group, reward), to travel between ranks.
+    pub fn to_numbers(&self) -> [f64; 5] {
+        let [a, b, c] = self.objective;
+        [a, b, c, f64::from(self.group), self.reward]
+    }
+
+    /// From [`EnvReward::to_numbers`]' five numbers.
+    pub fn from_numbers(v: &[f64]) -> Self {
+        Self {
+            objective: [v[0], v[1], v[2]],
+            group: v[3] as u8,
+            reward: v[4],
+        }
+    }
+}
+
 /// A plan of objectives over training.
 pub trait ObjectivePlan {
     /// Each env's objective and loss group for the rollout of update `update` (from 0); `None`

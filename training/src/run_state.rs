@@ -4,14 +4,16 @@
 use crate::checkpoint::{self, Checkpoint, CheckpointState, InputDigest, CHECKPOINT_FORMAT};
 use crate::episodes::{Episodes, EpisodesState};
 use crate::recorder::{truncate_csv_after, METRICS_CSV};
-use crate::run_lock::RunLock;
-use crate::trainer::{TrainError, Trainer};
+use crate::trainer::{lock_on_rank_zero, TrainError, Trainer, World};
 use mocc_agents::LearnerState;
+use mocc_agents::{Collective, SingleProcess};
 use mocc_gym::EnvSnapshot;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Simulator state and episode accounting, as `state.json` stores them under `envs`.
+/// Simulator state and episode accounting, as `state.json` stores them under `envs` (with
+/// one process).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct EnvsState {
     snapshots: Vec<EnvSnapshot>,
@@ -19,13 +21,61 @@ struct EnvsState {
     episodes: EpisodesState,
 }
 
+/// One rank's own state (its envs, and its lanes' discounted returns when rewards are
+/// scaled), as `state.json` stores them in `envs.ranks`, in rank order, for a run on several
+/// ranks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RankState {
+    envs: EnvsState,
+    #[serde(default)]
+    reward_returns: Option<Vec<f64>>,
+}
+
+/// `envs` of a run on several ranks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RanksState {
+    ranks: Vec<RankState>,
+}
+
+/// This rank's share of a checkpoint's `envs`; an error when the checkpoint was written by
+/// another number of ranks.
+fn own_state(envs: serde_json::Value, world: &dyn Collective) -> Result<RankState, String> {
+    let written_by = envs
+        .get("ranks")
+        .and_then(|r| r.as_array())
+        .map_or(1, Vec::len);
+    if written_by != world.ranks() {
+        return Err(format!(
+            "the checkpoint was written by {written_by} rank(s); resume it with as many \
+             (mpirun -np {written_by}), not {}",
+            world.ranks()
+        ));
+    }
+    if world.ranks() == 1 {
+        let envs: EnvsState =
+            serde_json::from_value(envs).map_err(|e| format!("env state: {e}"))?;
+        return Ok(RankState {
+            envs,
+            reward_returns: None,
+        });
+    }
+    let mut all: RanksState =
+        serde_json::from_value(envs).map_err(|e| format!("env state: {e}"))?;
+    Ok(all.ranks.swap_remove(world.rank()))
+}
+
 impl Trainer {
     /// Continues the run saved in `checkpoint` (a checkpoint or run folder), writing into the
     /// run folder that holds it.
     pub fn resume(checkpoint: &Path) -> Result<Self, TrainError> {
+        Self::resume_on(checkpoint, Arc::new(SingleProcess))
+    }
+
+    /// [`Self::resume`] on the ranks of `world`, as many as wrote the checkpoint.
+    pub fn resume_on(checkpoint: &Path, world: World) -> Result<Self, TrainError> {
         let resolved = checkpoint::resolve(checkpoint)?;
         let run_dir = checkpoint::run_dir_of(&resolved);
-        let lock = RunLock::acquire(&run_dir)?;
+        let lock = lock_on_rank_zero(&run_dir, &*world)?;
         let ckpt = Checkpoint::open(&resolved)?;
         let loaded = ckpt.loaded_config();
         loaded.validate()?;
@@ -35,12 +85,19 @@ impl Trainer {
             state,
             tensors,
         } = ckpt;
-        let dropped = truncate_csv_after(&run_dir.join(METRICS_CSV), state.counters.env_steps)
-            .map_err(|source| TrainError::Io {
-                path: run_dir.join(METRICS_CSV),
-                source,
-            })?;
-        let mut t = Self::build(&loaded, &run_dir, lock, state.schedule.clone())?;
+        let incompatible = |e: String| TrainError::Incompatible(format!("{}: {e}", path.display()));
+        let own = own_state(state.envs.clone(), &*world).map_err(incompatible)?;
+        let dropped = if world.rank() == 0 {
+            truncate_csv_after(&run_dir.join(METRICS_CSV), state.counters.env_steps).map_err(
+                |source| TrainError::Io {
+                    path: run_dir.join(METRICS_CSV),
+                    source,
+                },
+            )?
+        } else {
+            0
+        };
+        let mut t = Self::build(&loaded, &run_dir, lock, state.schedule.clone(), world)?;
         if dropped > 0 {
             t.log.warn(format!(
                 "{METRICS_CSV}: dropped {dropped} rows logged after the checkpoint at {} env \
@@ -49,23 +106,24 @@ impl Trainer {
             ));
         }
         t.inputs = state.inputs;
-        let incompatible = |e: String| TrainError::Incompatible(format!("{}: {e}", path.display()));
+        let mut reward_norm = state.reward_norm;
+        if let (Some(scaler), Some(returns)) = (&mut reward_norm, own.reward_returns) {
+            scaler.returns = returns;
+        }
         t.learner
             .restore(
                 &tensors,
                 LearnerState {
                     adam_step: state.adam_step,
                     obs_norm: state.obs_norm,
-                    reward_norm: state.reward_norm,
+                    reward_norm,
                     rng: state.rng,
                 },
             )
             .map_err(incompatible)?;
         t.counters = state.counters;
-        let envs: EnvsState = serde_json::from_value(state.envs)
-            .map_err(|e| incompatible(format!("env state: {e}")))?;
-        t.venv.restore(envs.snapshots)?;
-        t.episodes = Episodes::restore(envs.episodes);
+        t.venv.restore(own.envs.snapshots)?;
+        t.episodes = Episodes::restore(own.envs.episodes);
         t.saved_updates = Some(t.counters.updates);
         t.last_checkpoint = Some(path);
         t.git_revision = state.git_revision;
@@ -95,11 +153,20 @@ impl Trainer {
             .map_err(|e| TrainError::Incompatible(format!("{}: {e}", ckpt.path.display())))
     }
 
-    /// Saves a checkpoint now and applies the retention policy.
-    pub fn save_checkpoint(&mut self) -> Result<PathBuf, TrainError> {
+    /// Saves a checkpoint now and applies the retention policy. On several ranks every rank
+    /// calls it; rank 0 gathers the others' envs and writes the checkpoint (the others return
+    /// `None`).
+    pub fn save_checkpoint(&mut self) -> Result<Option<PathBuf>, TrainError> {
         let envs = EnvsState {
             snapshots: self.venv.snapshot(),
             episodes: self.episodes.state(),
+        };
+        self.check_ranks_agree()?;
+        let recent_return = self.mean_recent_return();
+        let Some(envs) = self.envs_of_every_rank(envs)? else {
+            // Rank 0 writes; this rank has taken its part in this update's checkpoint.
+            self.saved_updates = Some(self.counters.updates);
+            return Ok(None);
         };
         let learner = self.learner.state();
         let state = CheckpointState {
@@ -111,9 +178,8 @@ impl Trainer {
             obs_norm: learner.obs_norm,
             reward_norm: learner.reward_norm,
             rng: learner.rng,
-            recent_return: self.episodes.mean_recent_return(),
-            envs: serde_json::to_value(&envs)
-                .map_err(|e| TrainError::Incompatible(format!("env state: {e}")))?,
+            recent_return,
+            envs,
             schedule: self.plan.schedule().cloned(),
             git_revision: self.git_revision.clone(),
             weights_sha256: None,
@@ -124,7 +190,32 @@ impl Trainer {
         self.last_checkpoint = Some(path.clone());
         self.saved_updates = Some(self.counters.updates);
         self.apply_retention(&dir);
-        Ok(path)
+        Ok(Some(path))
+    }
+
+    /// `state.json`'s `envs` on rank 0: this process's envs alone, or every rank's (gathered
+    /// from the others); `None` on the other ranks.
+    fn envs_of_every_rank(&self, envs: EnvsState) -> Result<Option<serde_json::Value>, TrainError> {
+        let json_error = |e: serde_json::Error| TrainError::Incompatible(format!("env state: {e}"));
+        if self.world.ranks() == 1 {
+            return serde_json::to_value(&envs).map(Some).map_err(json_error);
+        }
+        let own = RankState {
+            envs,
+            reward_returns: self.learner.reward_scaler().map(|s| s.returns.clone()),
+        };
+        let bytes = serde_json::to_vec(&own).map_err(json_error)?;
+        let Some(all) = self.world.gather_bytes(&bytes) else {
+            return Ok(None);
+        };
+        let ranks = all
+            .iter()
+            .map(|b| serde_json::from_slice(b))
+            .collect::<Result<Vec<RankState>, _>>()
+            .map_err(json_error)?;
+        serde_json::to_value(RanksState { ranks })
+            .map(Some)
+            .map_err(json_error)
     }
 
     fn apply_retention(&mut self, dir: &Path) {

@@ -1,13 +1,16 @@
-//! `mocc sweep`: one MOCC model per omega (same seed, budget proportional to omega), each
-//! evaluated on a suite; quality against training time (the paper's Figure 16).
+//! `mocc sweep`: one MOCC model per omega and seed (budget proportional to omega), each
+//! evaluated on a suite; quality against training time (the paper's Figure 16). Under `mpirun`
+//! the runs are spread over the ranks (run `i` on rank `i mod N`), each trained by its rank
+//! alone, and rank 0 collects the rows.
 
 use crate::actor::LoadedPolicy;
 use crate::config::LoadedConfig;
 use crate::eval::{evaluate, EvalError};
 use crate::landmarks::{denominator_for_omega, LandmarkSpec, Landmarks};
 use crate::suite::Suite;
+use crate::trainer::World;
 use crate::trainer::{TrainError, Trainer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Errors of a sweep.
@@ -34,10 +37,12 @@ pub enum SweepError {
 }
 
 /// One row of sweep.csv.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     /// Landmarks.
     pub omega: usize,
+    /// The training seed.
+    pub seed: u64,
     /// Training wall seconds.
     pub wall_seconds: f64,
     /// Env steps trained.
@@ -55,8 +60,15 @@ pub struct SweepRow {
     /// 90th percentile.
     pub p90: f64,
     /// Every run's reward, sorted (for the CDF).
-    #[serde(skip)]
+    #[serde(skip_serializing, default)]
     pub rewards: Vec<f64>,
+}
+
+/// A finished run's row with its rewards, as it travels from its rank to rank 0.
+#[derive(Serialize, Deserialize)]
+struct RowOnTheWire {
+    row: SweepRow,
+    rewards: Vec<f64>,
 }
 
 /// Quantile by linear interpolation of a sorted slice.
@@ -70,15 +82,50 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
-/// Trains and evaluates one model per omega. The budget of each is the config's budget scaled
-/// by omega / (the config's omega), so every landmark gets the same share.
-pub fn sweep(
+/// Trains and evaluates one model per omega and seed (omega-major; the config's seed when
+/// `seeds` is empty). The budget of each is the config's budget scaled by omega / (the config's
+/// omega), so every landmark gets the same share. Runs are spread over the ranks of `world`
+/// (run `i` on rank `i mod N`, each trained by its rank alone); `on_done` sees each rank's
+/// own rows; rank 0 returns every row, in run order, the others `None`.
+pub fn sweep_on(
     base: &LoadedConfig,
     omegas: &[usize],
+    seeds: &[u64],
     suite: &Suite,
     out: &Path,
+    world: &World,
     mut on_done: impl FnMut(&SweepRow),
-) -> Result<Vec<SweepRow>, SweepError> {
+) -> Result<Option<Vec<SweepRow>>, SweepError> {
+    let runs = sweep_runs(base, omegas, seeds)?;
+    std::fs::create_dir_all(out).map_err(|source| SweepError::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    let several_seeds = seeds.len() > 1;
+    let mut mine = Vec::new();
+    for (i, (cfg, omega)) in runs.iter().enumerate() {
+        if i % world.ranks() != world.rank() {
+            continue;
+        }
+        let seed = cfg.config.seed;
+        let name = if several_seeds {
+            format!("omega-{omega}-s{seed}")
+        } else {
+            format!("omega-{omega}")
+        };
+        let row = train_and_evaluate(cfg, *omega, suite, &out.join(name))?;
+        on_done(&row);
+        mine.push(row);
+    }
+    gather_rows(mine, runs.len(), world)
+}
+
+/// Each run's config (budget scaled, landmarks and seed set) and omega, omega-major.
+fn sweep_runs(
+    base: &LoadedConfig,
+    omegas: &[usize],
+    seeds: &[u64],
+) -> Result<Vec<(LoadedConfig, usize)>, SweepError> {
     let Some(mocc) = &base.config.mocc else {
         return Err(SweepError::Invalid(format!(
             "{}: a sweep needs a `mocc:` section",
@@ -95,46 +142,118 @@ pub fn sweep(
     let base_omega = Landmarks::from_spec(&mocc.landmarks)
         .map_err(SweepError::Invalid)?
         .len();
-    std::fs::create_dir_all(out).map_err(|source| SweepError::Io {
-        path: out.to_path_buf(),
-        source,
-    })?;
     let per_landmark = base.config.budget.env_steps as f64 / base_omega as f64;
-    let mut rows = Vec::new();
+    let seeds = if seeds.is_empty() {
+        vec![base.config.seed]
+    } else {
+        seeds.to_vec()
+    };
+    let mut runs = Vec::new();
     for &omega in omegas {
-        let mut cfg = base.clone();
-        if let Some(m) = &mut cfg.config.mocc {
-            m.landmarks = LandmarkSpec::Omega(omega);
+        for &seed in &seeds {
+            let mut cfg = base.clone();
+            if let Some(m) = &mut cfg.config.mocc {
+                m.landmarks = LandmarkSpec::Omega(omega);
+            }
+            cfg.config.budget.env_steps = ((per_landmark * omega as f64).round() as u64).max(1);
+            cfg.config.seed = seed;
+            cfg.validate()
+                .map_err(|e| SweepError::Invalid(e.to_string()))?;
+            runs.push((cfg, omega));
         }
-        cfg.config.budget.env_steps = ((per_landmark * omega as f64).round() as u64).max(1);
-        cfg.validate()
-            .map_err(|e| SweepError::Invalid(e.to_string()))?;
-        let run_dir = out.join(format!("omega-{omega}"));
-        let mut trainer = Trainer::new(&cfg, &run_dir)?;
-        let summary = trainer.run(None, |_| {})?;
-        drop(trainer);
-        let policy = LoadedPolicy::load(&summary.final_checkpoint).map_err(EvalError::from)?;
-        let mut rewards: Vec<f64> = evaluate(&policy, suite)?
-            .iter()
-            .map(|r| r.metrics.mocc_reward)
-            .collect();
-        rewards.sort_by(f64::total_cmp);
-        let row = SweepRow {
-            omega,
-            wall_seconds: summary.wall_seconds,
-            env_steps: summary.env_steps,
-            mean: rewards.iter().sum::<f64>() / rewards.len().max(1) as f64,
-            p10: quantile(&rewards, 0.1),
-            p25: quantile(&rewards, 0.25),
-            p50: quantile(&rewards, 0.5),
-            p75: quantile(&rewards, 0.75),
-            p90: quantile(&rewards, 0.9),
-            rewards,
-        };
-        on_done(&row);
-        rows.push(row);
     }
-    Ok(rows)
+    Ok(runs)
+}
+
+/// Trains one run into `run_dir` and evaluates its final checkpoint on `suite`.
+fn train_and_evaluate(
+    cfg: &LoadedConfig,
+    omega: usize,
+    suite: &Suite,
+    run_dir: &Path,
+) -> Result<SweepRow, SweepError> {
+    let mut trainer = Trainer::new(cfg, run_dir)?;
+    let summary = trainer.run(None, |_| {})?;
+    drop(trainer);
+    let policy = LoadedPolicy::load(&summary.final_checkpoint).map_err(EvalError::from)?;
+    let mut rewards: Vec<f64> = evaluate(&policy, suite)?
+        .iter()
+        .map(|r| r.metrics.mocc_reward)
+        .collect();
+    rewards.sort_by(f64::total_cmp);
+    Ok(SweepRow {
+        omega,
+        seed: cfg.config.seed,
+        wall_seconds: summary.wall_seconds,
+        env_steps: summary.env_steps,
+        mean: rewards.iter().sum::<f64>() / rewards.len().max(1) as f64,
+        p10: quantile(&rewards, 0.1),
+        p25: quantile(&rewards, 0.25),
+        p50: quantile(&rewards, 0.5),
+        p75: quantile(&rewards, 0.75),
+        p90: quantile(&rewards, 0.9),
+        rewards,
+    })
+}
+
+/// Every rank's rows on rank 0, in run order (rank `r` holds runs `r, r + N, ...`).
+fn gather_rows(
+    mine: Vec<SweepRow>,
+    runs: usize,
+    world: &World,
+) -> Result<Option<Vec<SweepRow>>, SweepError> {
+    if world.ranks() == 1 {
+        return Ok(Some(mine));
+    }
+    let wire: Vec<RowOnTheWire> = mine
+        .into_iter()
+        .map(|row| RowOnTheWire {
+            rewards: row.rewards.clone(),
+            row,
+        })
+        .collect();
+    let bytes = serde_json::to_vec(&wire).map_err(|e| SweepError::Invalid(e.to_string()))?;
+    let Some(all) = world.gather_bytes(&bytes) else {
+        return Ok(None);
+    };
+    let mut per_rank = Vec::new();
+    for part in all {
+        let rows: Vec<RowOnTheWire> =
+            serde_json::from_slice(&part).map_err(|e| SweepError::Invalid(e.to_string()))?;
+        per_rank.push(rows.into_iter());
+    }
+    let ranks = per_rank.len();
+    let mut rows = Vec::with_capacity(runs);
+    for i in 0..runs {
+        if let Some(w) = per_rank[i % ranks].next() {
+            rows.push(SweepRow {
+                rewards: w.rewards,
+                ..w.row
+            });
+        }
+    }
+    Ok(Some(rows))
+}
+
+/// The rows of each omega pooled over seeds, in omega order of first appearance: the mean
+/// training time, every run's rewards (sorted) and their median, for the sweep figure.
+pub fn pooled_by_omega(rows: &[SweepRow]) -> Vec<(usize, f64, f64, Vec<f64>)> {
+    let mut omegas: Vec<usize> = Vec::new();
+    for r in rows {
+        if !omegas.contains(&r.omega) {
+            omegas.push(r.omega);
+        }
+    }
+    omegas
+        .into_iter()
+        .map(|o| {
+            let of: Vec<&SweepRow> = rows.iter().filter(|r| r.omega == o).collect();
+            let wall = of.iter().map(|r| r.wall_seconds).sum::<f64>() / of.len() as f64;
+            let mut rewards: Vec<f64> = of.iter().flat_map(|r| r.rewards.clone()).collect();
+            rewards.sort_by(f64::total_cmp);
+            (o, wall, quantile(&rewards, 0.5), rewards)
+        })
+        .collect()
 }
 
 /// Writes sweep.csv.
@@ -143,11 +262,11 @@ pub fn write_csv(path: &Path, rows: &[SweepRow]) -> Result<(), SweepError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut text = String::from("omega,wall_seconds,env_steps,mean,p10,p25,p50,p75,p90\n");
+    let mut text = String::from("omega,wall_seconds,env_steps,mean,p10,p25,p50,p75,p90,seed\n");
     for r in rows {
         text.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{}\n",
-            r.omega, r.wall_seconds, r.env_steps, r.mean, r.p10, r.p25, r.p50, r.p75, r.p90
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            r.omega, r.wall_seconds, r.env_steps, r.mean, r.p10, r.p25, r.p50, r.p75, r.p90, r.seed
         ));
     }
     std::fs::write(path, text).map_err(io)

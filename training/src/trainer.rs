@@ -13,8 +13,8 @@ use crate::run_lock::{RunLock, RunLockError};
 use crate::run_log::{update_scalars, RunLog};
 use crate::schedule::MoccSchedule;
 use mocc_agents::{
-    init_torch_threads, resolve_device, DeviceError, LossStats, PpoLearner, StepOutcome,
-    UpdateError,
+    init_torch_threads, resolve_device, Collective, DeviceError, LossStats, PpoLearner,
+    SingleProcess, StepOutcome, Timed, UpdateError,
 };
 use mocc_gym::{VecEnv, VecEnvError};
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,14 @@ pub enum TrainError {
     /// A checkpoint that does not fit this config or build.
     #[error("{0}")]
     Incompatible(String),
+    /// Ranks of one run hold different weights (a bug: every rank applies the same update).
+    #[error("rank {rank} holds other weights than rank 0 after update {update}")]
+    RanksDiverged {
+        /// The update after which the weights were compared.
+        update: u64,
+        /// The first rank that differs.
+        rank: usize,
+    },
     /// Another process writes into the run folder.
     #[error(transparent)]
     Lock(#[from] RunLockError),
@@ -94,6 +102,11 @@ pub struct TrainSummary {
     pub update_seconds: f64,
     /// Mean return of the last episodes (up to 100), if any finished.
     pub mean_episodic_return: Option<f64>,
+    /// The processes that trained together (MPI ranks; 1 without MPI).
+    pub ranks: usize,
+    /// Seconds this rank spent in collective operations (gradient sums, shared statistics,
+    /// checkpoint gathers; waiting for slower ranks included); 0 alone.
+    pub collective_seconds: f64,
 }
 
 /// What the progress callback sees after each update.
@@ -116,6 +129,18 @@ pub struct Progress {
     pub rollout_reward: f64,
     /// Mean per-step reward of the rollout's replayed objective, when adapting with replay.
     pub replay_reward: Option<f64>,
+}
+
+/// The run folder's lock, taken by rank 0 alone (the rank that writes there).
+pub(crate) fn lock_on_rank_zero(
+    run_dir: &Path,
+    world: &dyn Collective,
+) -> Result<Option<RunLock>, TrainError> {
+    if world.rank() == 0 {
+        Ok(Some(RunLock::acquire(run_dir)?))
+    } else {
+        Ok(None)
+    }
 }
 
 /// Copies rows `rows` of a `[_, width]` matrix into `out`, in order.
@@ -144,16 +169,28 @@ pub struct Trainer {
     pub(crate) git_revision: Option<String>,
     /// Digests of the files the run reads by path, checked again on resume.
     pub(crate) inputs: Vec<InputDigest>,
-    /// Held while the run writes into `run_dir`.
-    _lock: RunLock,
+    /// Held while the run writes into `run_dir` (by rank 0 alone: it alone writes there).
+    _lock: Option<RunLock>,
+    /// The ranks that train this run together (one process by default), timed.
+    pub(crate) world: Arc<Timed>,
 }
+
+/// The processes a run trains on.
+pub type World = Arc<dyn Collective + Send + Sync>;
 
 impl Trainer {
     /// A fresh run of `loaded` writing into `run_dir`, which must not hold checkpoints yet.
     pub fn new(loaded: &LoadedConfig, run_dir: &Path) -> Result<Self, TrainError> {
+        Self::new_on(loaded, run_dir, Arc::new(SingleProcess))
+    }
+
+    /// A fresh run on the ranks of `world` (data-parallel: each rank steps `envs` envs of its
+    /// own, rank `r` the envs `r * envs..(r + 1) * envs` of one process stepping them all, and
+    /// the learner averages gradients over the ranks); rank 0 alone writes into `run_dir`.
+    pub fn new_on(loaded: &LoadedConfig, run_dir: &Path, world: World) -> Result<Self, TrainError> {
         let resolved = loaded.resolved()?;
         let inputs = InputDigest::of_inputs(&resolved)?;
-        let lock = RunLock::acquire(run_dir)?;
+        let lock = lock_on_rank_zero(run_dir, &*world)?;
         let ckpts = run_dir.join("checkpoints");
         if ckpts.is_dir() && checkpoint::list(&ckpts).is_ok_and(|l| !l.is_empty()) {
             return Err(TrainError::Incompatible(format!(
@@ -162,7 +199,7 @@ impl Trainer {
                 run_dir.display()
             )));
         }
-        let mut t = Self::build(&resolved, run_dir, lock, None)?;
+        let mut t = Self::build(&resolved, run_dir, lock, None, world)?;
         t.inputs = inputs;
         Ok(t)
     }
@@ -171,27 +208,36 @@ impl Trainer {
     pub(crate) fn build(
         loaded: &LoadedConfig,
         run_dir: &Path,
-        lock: RunLock,
+        lock: Option<RunLock>,
         saved_schedule: Option<MoccSchedule>,
+        world: World,
     ) -> Result<Self, TrainError> {
+        let world = Arc::new(Timed::new(world));
         let scenario = Arc::new(loaded.scenario()?);
         let cfg = loaded.config.clone();
         init_torch_threads(cfg.torch_threads);
         let device = resolve_device(cfg.device)?;
-        let venv = VecEnv::new(scenario.clone(), cfg.envs, cfg.seed, cfg.threads)?;
+        let first_env = world.rank() * cfg.envs;
+        let venv = VecEnv::new_from(scenario.clone(), first_env, cfg.envs, cfg.seed, cfg.threads)?;
         let arch = cfg.agent.architecture(scenario.obs_len());
         let lanes = venv.lanes();
-        let learner = PpoLearner::new(arch, cfg.ppo, lanes, cfg.seed, device);
+        let learner =
+            PpoLearner::new(arch, cfg.ppo, lanes, cfg.seed, device).with_world(world.clone());
         let plan = plan_for(&cfg, saved_schedule).map_err(TrainError::Incompatible)?;
-        let batch = (cfg.ppo.num_steps * cfg.envs) as u64;
-        std::fs::create_dir_all(run_dir).map_err(|source| TrainError::Io {
-            path: run_dir.to_path_buf(),
-            source,
-        })?;
+        let batch = (cfg.ppo.num_steps * cfg.envs * world.ranks()) as u64;
+        let log = if world.rank() == 0 {
+            std::fs::create_dir_all(run_dir).map_err(|source| TrainError::Io {
+                path: run_dir.to_path_buf(),
+                source,
+            })?;
+            RunLog::open(run_dir, &cfg.logging)
+        } else {
+            RunLog::default()
+        };
         Ok(Self {
             total_updates: cfg.budget.env_steps.div_ceil(batch).max(1),
             episodes: Episodes::new(lanes),
-            log: RunLog::open(run_dir, &cfg.logging),
+            log,
             timing: TimeSplit::default(),
             counters: Counters::default(),
             last_checkpoint: None,
@@ -205,6 +251,7 @@ impl Trainer {
             venv,
             learner,
             plan,
+            world,
         })
     }
 
@@ -260,13 +307,16 @@ impl Trainer {
     /// group.
     fn assign_objectives(&mut self) -> Vec<u8> {
         let n = self.venv.lanes();
-        let Some(assignments) = self.plan.assign(n, self.counters.updates) else {
+        let all = n * self.world.ranks();
+        let Some(assignments) = self.plan.assign(all, self.counters.updates) else {
             return vec![crate::adapt::CURRENT_GROUP; n];
         };
-        for (i, &(w, _)) in assignments.iter().enumerate() {
+        // This rank's lanes of the assignment of every rank's lanes.
+        let mine = &assignments[self.world.rank() * n..(self.world.rank() + 1) * n];
+        for (i, &(w, _)) in mine.iter().enumerate() {
             self.venv.set_objective(i, w);
         }
-        assignments.into_iter().map(|(_, g)| g).collect()
+        mine.iter().map(|&(_, g)| g).collect()
     }
 
     /// Runs `num_steps` steps of the batch with the learner acting for every ready lane;
@@ -280,6 +330,7 @@ impl Trainer {
         let mut ready_objectives: Vec<f32> = Vec::new();
         let mut actions = vec![0.0f32; lanes];
         let mut net = MiStats::default();
+        let (mut steps, mut episodes) = (0u64, 0u64);
         self.learner.start_rollout(groups);
         self.episodes.start_rollout();
         for _ in 0..self.config.ppo.num_steps {
@@ -318,20 +369,37 @@ impl Trainer {
                 objectives: &objectives,
             });
             self.timing.inference_seconds += tic.elapsed().as_secs_f64();
-            self.counters.episodes += self.episodes.record_completed(
+            episodes += self.episodes.record_completed(
                 step.rewards,
                 step.terminated,
                 step.truncated,
                 Some(step.completed),
             );
-            self.counters.env_steps += completed;
+            steps += completed;
         }
+        let totals = self.world.sum_f64(&[steps as f64, episodes as f64]);
+        self.counters.env_steps += totals[0] as u64;
+        self.counters.episodes += totals[1] as u64;
         net
     }
 
     /// Each lane's mean per-step reward over the rollout, with its objective and group (lanes
     /// that completed no MI are left out).
     fn rollout_rewards(&self, groups: &[u8]) -> Vec<EnvReward> {
+        let mine = self.own_rollout_rewards(groups);
+        if self.world.ranks() == 1 {
+            return mine;
+        }
+        let flat: Vec<f64> = mine.iter().flat_map(EnvReward::to_numbers).collect();
+        self.world
+            .all_gather_varying_f64(&flat)
+            .iter()
+            .flat_map(|part| part.chunks_exact(5).map(EnvReward::from_numbers))
+            .collect()
+    }
+
+    /// [`Self::rollout_rewards`] of this rank's lanes.
+    fn own_rollout_rewards(&self, groups: &[u8]) -> Vec<EnvReward> {
         self.episodes
             .rollout_means()
             .enumerate()
@@ -385,8 +453,70 @@ impl Trainer {
             sim_seconds: self.timing.sim_seconds,
             inference_seconds: self.timing.inference_seconds,
             update_seconds: self.timing.update_seconds,
-            mean_episodic_return: self.episodes.mean_recent_return(),
+            mean_episodic_return: self.mean_recent_return(),
+            ranks: self.world.ranks(),
+            collective_seconds: self.world.seconds(),
         })
+    }
+
+    /// The mean recent episodic return over every rank (each rank's recent episodes weigh
+    /// equally).
+    pub(crate) fn mean_recent_return(&self) -> Option<f64> {
+        let mine = self.episodes.mean_recent_return();
+        if self.world.ranks() == 1 {
+            return mine;
+        }
+        let all = self
+            .world
+            .sum_f64(&[mine.unwrap_or(0.0), f64::from(u8::from(mine.is_some()))]);
+        (all[1] > 0.0).then(|| all[0] / all[1])
+    }
+
+    /// Checks that every rank holds the same weights, Adam state and statistics as rank 0 (a
+    /// digest of each, compared at every checkpoint; nothing to check alone).
+    pub(crate) fn check_ranks_agree(&self) -> Result<(), TrainError> {
+        if self.world.ranks() == 1 {
+            return Ok(());
+        }
+        let digests = self.world.all_gather_f64(&self.state_digest());
+        let mine = digests.len() / self.world.ranks();
+        let first = &digests[..mine];
+        match digests.chunks_exact(mine).position(|d| d != first) {
+            None => Ok(()),
+            Some(rank) => Err(TrainError::RanksDiverged {
+                update: self.counters.updates,
+                rank,
+            }),
+        }
+    }
+
+    /// The learner's tensors and observation statistics as four 16-bit parts of a 64-bit hash
+    /// (each exact in an f64).
+    fn state_digest(&self) -> [f64; 4] {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for (name, t) in self.learner.tensors() {
+            name.hash(&mut h);
+            let flat = t.to_kind(tch::Kind::Double).reshape([-1]);
+            for v in Vec::<f64>::try_from(&flat).unwrap_or_default() {
+                v.to_bits().hash(&mut h);
+            }
+        }
+        for v in &self.learner.state().obs_norm.mean {
+            v.to_bits().hash(&mut h);
+        }
+        let x = h.finish();
+        [0, 16, 32, 48].map(|shift| ((x >> shift) & 0xffff) as f64)
+    }
+
+    /// The ranks this run trains on.
+    pub fn ranks(&self) -> usize {
+        self.world.ranks()
+    }
+
+    /// This process's rank (0 alone).
+    pub fn rank(&self) -> usize {
+        self.world.rank()
     }
 
     /// Warnings (failed log writes) accumulated since the last call.

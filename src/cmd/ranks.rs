@@ -1,0 +1,79 @@
+//! The processes a command runs on: one, or the ranks of an `mpirun` job when the binary is
+//! built with the `mpi` feature and an MPI launcher started it.
+
+use mocc_training::trainer::World;
+use std::sync::Arc;
+
+/// The ranks of this job, with what ends them all when one fails.
+pub struct Ranks {
+    /// What the library's collectives run on.
+    pub world: World,
+    #[cfg(feature = "mpi")]
+    mpi: Option<Arc<mocc_training::mpi_world::MpiWorld>>,
+}
+
+impl Ranks {
+    /// The job this process belongs to. Under an MPI launcher a panic on any rank ends every
+    /// rank (the others would wait in their next collective for ever).
+    pub fn join() -> anyhow::Result<Self> {
+        #[cfg(feature = "mpi")]
+        if mocc_training::mpi_world::launched_by_mpirun() {
+            let mpi = mocc_training::mpi_world::MpiWorld::start()
+                .map_err(|e| anyhow::anyhow!("MPI: {e}"))?;
+            let rank = mpi.rank_index();
+            let default_hook = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                default_hook(info);
+                eprintln!("rank {rank} panicked: aborting every rank");
+                mocc_training::mpi_world::abort_job(70)
+            }));
+            return Ok(Self {
+                world: mpi.clone(),
+                mpi: Some(mpi),
+            });
+        }
+        #[cfg(not(feature = "mpi"))]
+        if launched_ranks() > 1 {
+            anyhow::bail!(
+                "started by mpirun with {} ranks, but this mocc was built without MPI: build \
+                 it with `make MPI=1 build` (cargo build --release --features mpi)",
+                launched_ranks()
+            );
+        }
+        Ok(Self {
+            world: Arc::new(mocc_agents::SingleProcess),
+            #[cfg(feature = "mpi")]
+            mpi: None,
+        })
+    }
+
+    /// Whether this is rank 0 (the rank that prints and writes).
+    pub fn is_root(&self) -> bool {
+        self.world.rank() == 0
+    }
+
+    /// Ends the job after `err` on a rank of several: every rank exits (`MPI_Abort`), the
+    /// checkpoints written so far stay as they are. Alone, returns `err` to be reported as
+    /// usual.
+    pub fn fail(&self, err: anyhow::Error) -> anyhow::Error {
+        #[cfg(feature = "mpi")]
+        if let Some(mpi) = self.mpi.as_ref().filter(|m| m.ranks_count() > 1) {
+            eprintln!(
+                "error on rank {}: {}; aborting every rank",
+                mpi.rank_index(),
+                crate::error_chain(&err)
+            );
+            mpi.abort(1)
+        }
+        err
+    }
+}
+
+/// The ranks a launcher says it started (1 when none did).
+#[cfg(not(feature = "mpi"))]
+fn launched_ranks() -> usize {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .unwrap_or(1)
+}
