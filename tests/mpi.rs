@@ -144,7 +144,8 @@ fn a_run_on_two_ranks_resumes_bit_for_bit_and_only_with_two() {
 #[test]
 fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_whole() {
     let dir = temp_dir("killed");
-    let mut child = mpirun(
+    let marker = dir.to_str().expect("a UTF-8 path").to_string();
+    let child = mpirun(
         2,
         &[
             "train",
@@ -161,6 +162,8 @@ fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_whole() {
     .stderr(Stdio::null())
     .spawn()
     .expect("mpirun starts");
+    // Ends the job however the test ends.
+    let mut child = KillOnDrop(child);
     let started = Instant::now();
     while checkpoints(&dir).len() < 2 {
         assert!(
@@ -169,7 +172,7 @@ fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_whole() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let rank1 = rank_pid(1).expect("rank 1 runs");
+    let rank1 = rank_pid(&marker, 1).expect("rank 1 runs");
     assert!(Command::new("kill")
         .args(["-9", &rank1.to_string()])
         .status()
@@ -177,7 +180,7 @@ fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_whole() {
         .success());
     let killed_at = Instant::now();
     let status = loop {
-        if let Some(s) = child.try_wait().expect("waits") {
+        if let Some(s) = child.0.try_wait().expect("waits") {
             break s;
         }
         assert!(
@@ -189,7 +192,7 @@ fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_whole() {
     assert!(!status.success(), "a job with a dead rank must fail");
     // mpirun ends the other ranks as it goes; give the last a moment to exit.
     let ended = Instant::now();
-    while rank_pid(0).is_some() {
+    while rank_pid(&marker, 0).is_some() {
         assert!(
             ended.elapsed() < Duration::from_secs(20),
             "rank 0 still runs after the job ended"
@@ -205,6 +208,19 @@ fn a_killed_rank_ends_the_job_and_leaves_the_last_checkpoint_whole() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A child process killed when dropped (a failed assertion leaves no job running).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        // SIGTERM: mpirun then ends its ranks (SIGKILL would leave them running).
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
 fn checkpoints(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir.join("checkpoints")) else {
         return Vec::new();
@@ -215,9 +231,9 @@ fn checkpoints(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The process of this test's job with MPI rank `rank`, from `/proc` (its environment says).
-fn rank_pid(rank: usize) -> Option<u32> {
-    let me = std::process::id().to_string();
+/// The process with MPI rank `rank` of the job whose command line holds `marker` (its run
+/// folder), from `/proc`.
+fn rank_pid(marker: &str, rank: usize) -> Option<u32> {
     let want = format!("OMPI_COMM_WORLD_RANK={rank}");
     std::fs::read_dir("/proc").ok()?.find_map(|e| {
         let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
@@ -225,7 +241,7 @@ fn rank_pid(rank: usize) -> Option<u32> {
         let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
         let cmd = String::from_utf8_lossy(&cmdline);
         let env = String::from_utf8_lossy(&env);
-        let ours = cmd.contains("mocc-mpi-") && cmd.contains(&me);
+        let ours = cmd.contains(marker);
         (ours && env.split('\0').any(|kv| kv == want)).then_some(pid)
     })
 }

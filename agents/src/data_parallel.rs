@@ -63,7 +63,8 @@ impl GroupStats {
 
 /// Leaves in `opt`'s parameters the gradient of the whole minibatch's loss, of which this rank
 /// holds `mb` (rows of loss groups `groups`; possibly none), and returns the whole minibatch's
-/// loss terms; `None` when no rank holds a row. Every rank calls it for every minibatch.
+/// loss terms and the seconds the gradient sum took; `None` when no rank holds a row. Every
+/// rank calls it for every minibatch.
 pub(crate) fn shared_gradient(
     model: &ActorCritic,
     opt: &mut Adam,
@@ -72,8 +73,11 @@ pub(crate) fn shared_gradient(
     cfg: &PpoConfig,
     ent_coef: f64,
     world: &dyn Collective,
-) -> Option<LossValues> {
-    let advantages = Vec::<f32>::try_from(&mb.advantages).unwrap_or_default();
+) -> Option<(LossValues, f64)> {
+    // Every rank must pass a statistics vector of the same length: a conversion failure is a
+    // bug, and the panic ends every rank (the binary's panic hook aborts the job).
+    let advantages = Vec::<f32>::try_from(&mb.advantages.to_device(tch::Device::Cpu))
+        .expect("advantages are a float tensor");
     let stats = GroupStats::across(&advantages, groups, world);
     if stats.present() == 0 {
         return None;
@@ -113,8 +117,13 @@ pub(crate) fn shared_gradient(
         // No rows here: zero gradients, defined, so that every rank sums the same shapes.
         None => zero_loss(opt.params()).backward(),
     }
+    let tic = std::time::Instant::now();
     sum_gradients(opt.params(), world);
-    Some(LossValues::from_sums(&world.sum_f64(&mine.to_vec())))
+    let summing = tic.elapsed().as_secs_f64();
+    Some((
+        LossValues::from_sums(&world.sum_f64(&mine.to_vec())),
+        summing,
+    ))
 }
 
 /// A loss of zero that depends on every parameter.
@@ -134,7 +143,7 @@ fn sum_gradients(params: &[Tensor], world: &dyn Collective) {
         0,
     )
     .to_device(tch::Device::Cpu);
-    let mut host = Vec::<f32>::try_from(&flat).unwrap_or_default();
+    let mut host = Vec::<f32>::try_from(&flat).expect("gradients are float tensors");
     world.sum_f32(&mut host);
     let mut at = 0i64;
     for mut g in grads {
@@ -147,8 +156,9 @@ fn sum_gradients(params: &[Tensor], world: &dyn Collective) {
     }
 }
 
-/// The whole minibatch's step: its gradient, then clipping and Adam's step; the gradient norm
-/// before clipping and the loss terms, or `None` when no rank holds a row.
+/// The whole minibatch's step: its gradient, then clipping and Adam's step; the loss terms,
+/// the gradient norm before clipping and the seconds the gradient sum took, or `None` when no
+/// rank holds a row.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn shared_step(
     model: &ActorCritic,
@@ -159,8 +169,9 @@ pub(crate) fn shared_step(
     ent_coef: f64,
     world: &dyn Collective,
     epoch: usize,
-) -> Result<Option<(LossValues, f64)>, UpdateError> {
-    let Some(values) = shared_gradient(model, opt, mb, groups, cfg, ent_coef, world) else {
+) -> Result<Option<(LossValues, f64, f64)>, UpdateError> {
+    let Some((values, summing)) = shared_gradient(model, opt, mb, groups, cfg, ent_coef, world)
+    else {
         return Ok(None);
     };
     finite("loss", values.loss, epoch)?;
@@ -170,5 +181,5 @@ pub(crate) fn shared_step(
         epoch,
     )?;
     opt.step();
-    Ok(Some((values, norm)))
+    Ok(Some((values, norm, summing)))
 }

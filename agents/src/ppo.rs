@@ -205,6 +205,9 @@ pub struct LossStats {
     pub learning_rate: f64,
     /// Entropy coefficient used.
     pub ent_coef: f64,
+    /// Seconds spent summing gradients over ranks (waiting for the others included; 0 alone).
+    #[serde(default)]
+    pub gradient_sum_seconds: f64,
 }
 
 /// Flattened rollout ready for the update (all `[steps * envs, ...]`, row-major, CPU).
@@ -511,9 +514,10 @@ fn shared_update<R: Rng>(
             let step = crate::data_parallel::shared_step(
                 model, opt, &mb, &groups, cfg, ent_coef, world, epoch,
             )?;
-            let Some((values, norm)) = step else {
+            let Some((values, norm, summing)) = step else {
                 continue;
             };
+            stats.gradient_sum_seconds += summing;
             minibatches += 1;
             stats.pg_loss += values.pg_loss;
             stats.v_loss += values.v_loss;

@@ -63,6 +63,7 @@ struct AdaptReport<'a> {
 
 /// Runs `mocc adapt`; the last stdout line is a JSON summary.
 pub fn run(args: AdaptArgs) -> anyhow::Result<()> {
+    super::ranks::Ranks::join()?.alone("mocc adapt")?;
     if args.iterations == 0 {
         anyhow::bail!("--iterations: must be >= 1");
     }

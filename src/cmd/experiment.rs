@@ -68,6 +68,7 @@ struct AdaptationArgs {
 
 /// Runs `mocc experiment ...`; the last stdout line is a JSON summary.
 pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
+    super::ranks::Ranks::join()?.alone("mocc experiment")?;
     let Experiment::Adaptation(a) = args.what;
     if a.snapshot_every == 0 || a.k == 0 {
         anyhow::bail!("--snapshot-every and --k must be >= 1");

@@ -35,8 +35,9 @@ impl Ranks {
         #[cfg(not(feature = "mpi"))]
         if launched_ranks() > 1 {
             anyhow::bail!(
-                "started by mpirun with {} ranks, but this mocc was built without MPI: build \
-                 it with `make MPI=1 build` (cargo build --release --features mpi)",
+                "started by an MPI launcher with {} ranks, but this mocc was built without MPI: \
+                 build it with `make MPI=1 build` (cargo build --release --features mpi); only \
+                 train and sweep run on ranks",
                 launched_ranks()
             );
         }
@@ -50,6 +51,18 @@ impl Ranks {
     /// Whether this is rank 0 (the rank that prints and writes).
     pub fn is_root(&self) -> bool {
         self.world.rank() == 0
+    }
+
+    /// Refuses to run `command` on more than one rank (it has no data-parallel form; N copies
+    /// would write the same outputs).
+    pub fn alone(&self, command: &str) -> anyhow::Result<()> {
+        if self.world.ranks() == 1 {
+            return Ok(());
+        }
+        Err(self.fail(anyhow::anyhow!(
+            "{command} runs in one process; start it without mpirun (train and sweep run on \
+             ranks)"
+        )))
     }
 
     /// Ends the job after `err` on a rank of several: every rank exits (`MPI_Abort`), the
@@ -69,11 +82,13 @@ impl Ranks {
     }
 }
 
-/// The ranks a launcher says it started (1 when none did).
+/// The ranks a launcher says it started (1 when none did): OpenMPI's and MPICH's sizes, and
+/// the tasks of a Slurm step (`srun`, which PMIx launches do not otherwise announce).
 #[cfg(not(feature = "mpi"))]
 fn launched_ranks() -> usize {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"]
         .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .filter_map(|v| std::env::var(v).ok()?.parse().ok())
+        .max()
         .unwrap_or(1)
 }

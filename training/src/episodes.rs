@@ -97,6 +97,11 @@ impl Episodes {
             .then(|| self.recent.iter().sum::<f64>() / self.recent.len() as f64)
     }
 
+    /// The sum and number of the recent episodes' returns (up to 100).
+    pub fn recent_sum_and_count(&self) -> (f64, usize) {
+        (self.recent.iter().sum(), self.recent.len())
+    }
+
     /// The state to checkpoint.
     pub fn state(&self) -> EpisodesState {
         EpisodesState {

@@ -10,7 +10,7 @@ use crate::landmarks::{denominator_for_omega, LandmarkSpec, Landmarks};
 use crate::suite::Suite;
 use crate::trainer::World;
 use crate::trainer::{TrainError, Trainer};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Errors of a sweep.
@@ -37,7 +37,7 @@ pub enum SweepError {
 }
 
 /// One row of sweep.csv.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepRow {
     /// Landmarks.
     pub omega: usize,
@@ -60,15 +60,8 @@ pub struct SweepRow {
     /// 90th percentile.
     pub p90: f64,
     /// Every run's reward, sorted (for the CDF).
-    #[serde(skip_serializing, default)]
+    #[serde(skip)]
     pub rewards: Vec<f64>,
-}
-
-/// A finished run's row with its rewards, as it travels from its rank to rank 0.
-#[derive(Serialize, Deserialize)]
-struct RowOnTheWire {
-    row: SweepRow,
-    rewards: Vec<f64>,
 }
 
 /// Quantile by linear interpolation of a sorted slice.
@@ -80,6 +73,54 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+impl SweepRow {
+    /// The row and its rewards as 64-bit words (floats by their bits, so that non-finite
+    /// values travel too), as it goes from its rank to rank 0.
+    fn to_words(&self) -> Vec<u64> {
+        let mut words = vec![self.omega as u64, self.seed, self.env_steps];
+        let floats = [
+            self.wall_seconds,
+            self.mean,
+            self.p10,
+            self.p25,
+            self.p50,
+            self.p75,
+            self.p90,
+        ];
+        words.extend(floats.iter().map(|f| f.to_bits()));
+        words.push(self.rewards.len() as u64);
+        words.extend(self.rewards.iter().map(|f| f.to_bits()));
+        words
+    }
+
+    /// The rows in `words` (several [`SweepRow::to_words`] one after the other).
+    fn from_words(mut words: &[u64]) -> Result<Vec<Self>, String> {
+        let mut rows = Vec::new();
+        while !words.is_empty() {
+            let short = || "a truncated sweep row from another rank".to_string();
+            let head = words.get(..11).ok_or_else(short)?;
+            let n = head[10] as usize;
+            let rewards = words.get(11..11 + n).ok_or_else(short)?;
+            let f = |i: usize| f64::from_bits(head[i]);
+            rows.push(SweepRow {
+                omega: head[0] as usize,
+                seed: head[1],
+                env_steps: head[2],
+                wall_seconds: f(3),
+                mean: f(4),
+                p10: f(5),
+                p25: f(6),
+                p50: f(7),
+                p75: f(8),
+                p90: f(9),
+                rewards: rewards.iter().map(|&b| f64::from_bits(b)).collect(),
+            });
+            words = &words[11 + n..];
+        }
+        Ok(rows)
+    }
 }
 
 /// Trains and evaluates one model per omega and seed (omega-major; the config's seed when
@@ -205,31 +246,31 @@ fn gather_rows(
     if world.ranks() == 1 {
         return Ok(Some(mine));
     }
-    let wire: Vec<RowOnTheWire> = mine
-        .into_iter()
-        .map(|row| RowOnTheWire {
-            rewards: row.rewards.clone(),
-            row,
-        })
+    let bytes: Vec<u8> = mine
+        .iter()
+        .flat_map(SweepRow::to_words)
+        .flat_map(u64::to_le_bytes)
         .collect();
-    let bytes = serde_json::to_vec(&wire).map_err(|e| SweepError::Invalid(e.to_string()))?;
     let Some(all) = world.gather_bytes(&bytes) else {
         return Ok(None);
     };
     let mut per_rank = Vec::new();
     for part in all {
-        let rows: Vec<RowOnTheWire> =
-            serde_json::from_slice(&part).map_err(|e| SweepError::Invalid(e.to_string()))?;
-        per_rank.push(rows.into_iter());
+        let words: Vec<u64> = part
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        per_rank.push(
+            SweepRow::from_words(&words)
+                .map_err(SweepError::Invalid)?
+                .into_iter(),
+        );
     }
     let ranks = per_rank.len();
     let mut rows = Vec::with_capacity(runs);
     for i in 0..runs {
-        if let Some(w) = per_rank[i % ranks].next() {
-            rows.push(SweepRow {
-                rewards: w.rewards,
-                ..w.row
-            });
+        if let Some(row) = per_rank[i % ranks].next() {
+            rows.push(row);
         }
     }
     Ok(Some(rows))
@@ -275,6 +316,31 @@ pub fn write_csv(path: &Path, rows: &[SweepRow]) -> Result<(), SweepError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_travel_as_words_non_finite_values_included() {
+        let row = |omega: usize, rewards: Vec<f64>| SweepRow {
+            omega,
+            seed: 7,
+            wall_seconds: 1.5,
+            env_steps: 384,
+            mean: f64::NAN,
+            p10: f64::NEG_INFINITY,
+            p25: 0.25,
+            p50: 0.5,
+            p75: 0.75,
+            p90: f64::INFINITY,
+            rewards,
+        };
+        let rows = [row(3, vec![0.1, f64::NAN]), row(6, Vec::new())];
+        let words: Vec<u64> = rows.iter().flat_map(SweepRow::to_words).collect();
+        let back = SweepRow::from_words(&words).expect("whole rows");
+        assert_eq!(back.len(), 2);
+        for (a, b) in rows.iter().zip(&back) {
+            assert_eq!(a.to_words(), b.to_words(), "bit for bit");
+        }
+        assert!(SweepRow::from_words(&words[..5]).is_err());
+    }
 
     #[test]
     fn quantiles_interpolate() {

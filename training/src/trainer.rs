@@ -81,6 +81,9 @@ pub struct TimeSplit {
     pub inference_seconds: f64,
     /// PPO updates.
     pub update_seconds: f64,
+    /// Of those, summing gradients over ranks (0 alone).
+    #[serde(default)]
+    pub gradient_sum_seconds: f64,
 }
 
 /// The last line `mocc train` prints.
@@ -107,6 +110,8 @@ pub struct TrainSummary {
     /// Seconds this rank spent in collective operations (gradient sums, shared statistics,
     /// checkpoint gathers; waiting for slower ranks included); 0 alone.
     pub collective_seconds: f64,
+    /// Of those, the seconds spent summing gradients over the ranks.
+    pub gradient_sum_seconds: f64,
 }
 
 /// What the progress callback sees after each update.
@@ -428,6 +433,7 @@ impl Trainer {
                 source,
             })?;
         self.timing.update_seconds += tic.elapsed().as_secs_f64();
+        self.timing.gradient_sum_seconds += stats.gradient_sum_seconds;
         Ok(stats)
     }
 
@@ -456,24 +462,23 @@ impl Trainer {
             mean_episodic_return: self.mean_recent_return(),
             ranks: self.world.ranks(),
             collective_seconds: self.world.seconds(),
+            gradient_sum_seconds: self.timing.gradient_sum_seconds,
         })
     }
 
-    /// The mean recent episodic return over every rank (each rank's recent episodes weigh
-    /// equally).
+    /// The mean return of every rank's recent episodes (up to 100 per rank).
     pub(crate) fn mean_recent_return(&self) -> Option<f64> {
-        let mine = self.episodes.mean_recent_return();
         if self.world.ranks() == 1 {
-            return mine;
+            return self.episodes.mean_recent_return();
         }
-        let all = self
-            .world
-            .sum_f64(&[mine.unwrap_or(0.0), f64::from(u8::from(mine.is_some()))]);
+        let (sum, count) = self.episodes.recent_sum_and_count();
+        let all = self.world.sum_f64(&[sum, count as f64]);
         (all[1] > 0.0).then(|| all[0] / all[1])
     }
 
-    /// Checks that every rank holds the same weights, Adam state and statistics as rank 0 (a
-    /// digest of each, compared at every checkpoint; nothing to check alone).
+    /// Checks that every rank holds the same weights, Adam state, statistics, RNG, schedule
+    /// and counters as rank 0 (a digest of each, compared at every checkpoint; nothing to check
+    /// alone).
     pub(crate) fn check_ranks_agree(&self) -> Result<(), TrainError> {
         if self.world.ranks() == 1 {
             return Ok(());
@@ -490,21 +495,31 @@ impl Trainer {
         }
     }
 
-    /// The learner's tensors and observation statistics as four 16-bit parts of a 64-bit hash
-    /// (each exact in an f64).
+    /// What every rank must hold alike (tensors, Adam's step, observation and reward
+    /// statistics, the learner's RNG, the schedule, the counters) as four 16-bit parts of a
+    /// 64-bit hash (each exact in an f64).
     fn state_digest(&self) -> [f64; 4] {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         for (name, t) in self.learner.tensors() {
             name.hash(&mut h);
             let flat = t.to_kind(tch::Kind::Double).reshape([-1]);
-            for v in Vec::<f64>::try_from(&flat).unwrap_or_default() {
+            for v in Vec::<f64>::try_from(&flat).expect("a CPU tensor of doubles") {
                 v.to_bits().hash(&mut h);
             }
         }
-        for v in &self.learner.state().obs_norm.mean {
-            v.to_bits().hash(&mut h);
-        }
+        let state = self.learner.state();
+        let shared = (
+            state.adam_step,
+            &state.obs_norm,
+            state.reward_norm.as_ref().map(|r| &r.return_stats),
+            &state.rng,
+            self.plan.schedule(),
+            self.counters,
+        );
+        // Serializing plain data to memory cannot fail; an empty digest part would show
+        // as a difference, not hide one.
+        serde_json::to_vec(&shared).unwrap_or_default().hash(&mut h);
         let x = h.finish();
         [0, 16, 32, 48].map(|shift| ((x >> shift) & 0xffff) as f64)
     }
