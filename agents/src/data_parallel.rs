@@ -11,7 +11,7 @@
 use crate::adam::Adam;
 use crate::collective::Collective;
 use crate::model::ActorCritic;
-use crate::ppo::{finite, ppo_loss, LossValues, Minibatch};
+use crate::ppo::{ppo_loss, step_on_gradient, LossValues, Minibatch};
 use crate::ppo_config::PpoConfig;
 use crate::UpdateError;
 use tch::{Kind, Tensor};
@@ -174,12 +174,6 @@ pub(crate) fn shared_step(
     else {
         return Ok(None);
     };
-    finite("loss", values.loss, epoch)?;
-    let norm = finite(
-        "gradient norm",
-        opt.clip_grad_norm(cfg.max_grad_norm),
-        epoch,
-    )?;
-    opt.step();
+    let norm = step_on_gradient(opt, values.loss, cfg, epoch)?;
     Ok(Some((values, norm, summing)))
 }

@@ -302,7 +302,7 @@ impl BatchTensors {
 }
 
 /// `value`, or the error naming `what` went non-finite in `epoch`.
-pub(crate) fn finite(what: &'static str, value: f64, epoch: usize) -> Result<f64, UpdateError> {
+fn finite(what: &'static str, value: f64, epoch: usize) -> Result<f64, UpdateError> {
     if value.is_finite() {
         Ok(value)
     } else {
@@ -435,33 +435,16 @@ pub fn update<R: Rng>(
             } else {
                 let mb = tensors.rows.select(&tensors.index(chunk));
                 let values = parallel_gradient(model, opt, replicas, mb, cfg, ent_coef);
-                finite("loss", values.loss, epoch)?;
-                let norm = finite(
-                    "gradient norm",
-                    opt.clip_grad_norm(cfg.max_grad_norm),
-                    epoch,
-                )?;
-                opt.step();
-                (values, norm)
+                (values, step_on_gradient(opt, values.loss, cfg, epoch)?)
             };
             minibatches += 1;
-            stats.pg_loss += values.pg_loss;
-            stats.v_loss += values.v_loss;
-            stats.entropy += values.entropy;
-            stats.clipfrac += values.clipfrac;
-            stats.grad_norm += norm;
-            stats.approx_kl = values.approx_kl;
+            stats.add_minibatch(&values, norm);
         }
         if cfg.target_kl.is_some_and(|kl| stats.approx_kl > kl) {
             break;
         }
     }
-    let m = minibatches.max(1) as f64;
-    stats.pg_loss /= m;
-    stats.v_loss /= m;
-    stats.entropy /= m;
-    stats.clipfrac /= m;
-    stats.grad_norm /= m;
+    stats.average_over(minibatches);
     stats.explained_variance = explained_variance(&batch.values, &batch.returns);
     Ok(stats)
 }
@@ -519,25 +502,55 @@ fn shared_update<R: Rng>(
             };
             stats.gradient_sum_seconds += summing;
             minibatches += 1;
-            stats.pg_loss += values.pg_loss;
-            stats.v_loss += values.v_loss;
-            stats.entropy += values.entropy;
-            stats.clipfrac += values.clipfrac;
-            stats.grad_norm += norm;
-            stats.approx_kl = values.approx_kl;
+            stats.add_minibatch(&values, norm);
         }
         if cfg.target_kl.is_some_and(|kl| stats.approx_kl > kl) {
             break;
         }
     }
-    let m = minibatches.max(1) as f64;
-    stats.pg_loss /= m;
-    stats.v_loss /= m;
-    stats.entropy /= m;
-    stats.clipfrac /= m;
-    stats.grad_norm /= m;
+    stats.average_over(minibatches);
     stats.explained_variance = explained_variance(&batch.values, &batch.returns);
     Ok(stats)
+}
+
+impl LossStats {
+    /// Adds one minibatch's terms and gradient norm (the KL is the last minibatch's).
+    fn add_minibatch(&mut self, values: &LossValues, grad_norm: f64) {
+        self.pg_loss += values.pg_loss;
+        self.v_loss += values.v_loss;
+        self.entropy += values.entropy;
+        self.clipfrac += values.clipfrac;
+        self.grad_norm += grad_norm;
+        self.approx_kl = values.approx_kl;
+    }
+
+    /// The sums of [`LossStats::add_minibatch`] become means over `minibatches` (at least one).
+    fn average_over(&mut self, minibatches: usize) {
+        let m = minibatches.max(1) as f64;
+        self.pg_loss /= m;
+        self.v_loss /= m;
+        self.entropy /= m;
+        self.clipfrac /= m;
+        self.grad_norm /= m;
+    }
+}
+
+/// Clipping and Adam's step on the gradient already in `opt`, whose loss was `loss`: refuses a
+/// non-finite loss or gradient; returns the gradient norm before clipping.
+pub(crate) fn step_on_gradient(
+    opt: &mut Adam,
+    loss: f64,
+    cfg: &PpoConfig,
+    epoch: usize,
+) -> Result<f64, UpdateError> {
+    finite("loss", loss, epoch)?;
+    let norm = finite(
+        "gradient norm",
+        opt.clip_grad_norm(cfg.max_grad_norm),
+        epoch,
+    )?;
+    opt.step();
+    Ok(norm)
 }
 
 /// A minibatch's loss terms as numbers.
