@@ -90,13 +90,13 @@ pub(crate) fn shared_gradient(
     let mut total: Option<Tensor> = None;
     let mut mine = LossValues::default();
     let per_group = 1.0 / stats.present() as f64;
-    for g in 0..GROUP_IDS {
+    let mut here: Vec<u8> = groups.to_vec();
+    here.sort_unstable();
+    here.dedup();
+    for g in here.into_iter().map(usize::from) {
         let rows: Vec<i64> = (0..groups.len() as i64)
             .filter(|&i| usize::from(groups[i as usize]) == g)
             .collect();
-        if rows.is_empty() {
-            continue;
-        }
         let idx = Tensor::from_slice(&rows).to_device(mb.obs.device());
         let mut part = mb.select(&idx);
         if let Some((mean, std)) = stats.mean_std(g).filter(|_| cfg.norm_adv) {
