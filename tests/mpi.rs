@@ -216,6 +216,7 @@ impl Drop for KillOnDrop {
         // SIGTERM: mpirun then ends its ranks (SIGKILL would leave them running).
         let _ = Command::new("kill")
             .args(["-TERM", &self.0.id().to_string()])
+            .stderr(Stdio::null())
             .status();
         let _ = self.0.wait();
     }
