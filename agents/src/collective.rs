@@ -38,14 +38,7 @@ pub trait Collective {
         if self.ranks() == 1 {
             return local.to_vec();
         }
-        let all = self.all_gather_f64(local);
-        let mut out = vec![0.0; local.len()];
-        for part in all.chunks_exact(local.len().max(1)) {
-            for (o, v) in out.iter_mut().zip(part) {
-                *o += v;
-            }
-        }
-        out
+        add_in_rank_order(&self.all_gather_f64(local), local.len())
     }
 
     /// Every rank's `local`, which may differ in length between ranks, in rank order.
@@ -67,6 +60,18 @@ pub trait Collective {
             .map(|(&n, part)| part[..n as usize].to_vec())
             .collect()
     }
+}
+
+/// The element-wise sum of the parts of length `len` of `gathered` (an all-gather's result),
+/// added in rank order.
+pub fn add_in_rank_order(gathered: &[f64], len: usize) -> Vec<f64> {
+    let mut out = vec![0.0; len];
+    for part in gathered.chunks_exact(len.max(1)) {
+        for (o, v) in out.iter_mut().zip(part) {
+            *o += v;
+        }
+    }
+    out
 }
 
 /// One process alone: every collective is the identity.

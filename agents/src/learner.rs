@@ -153,9 +153,8 @@ impl PpoLearner {
         objectives: &[f32],
         actions: &mut [f32],
     ) {
-        let (before, after) = self.noise_of_other_ranks(lanes.len());
+        let (before, after) = self.fold_observations(raw_obs);
         let rows = self.rollout.push_rows(lanes);
-        self.obs_norm.update_across(raw_obs, &*self.world);
         self.obs_norm
             .normalize(raw_obs, self.rollout.obs_of_mut(rows.clone()));
         self.rollout
@@ -179,13 +178,20 @@ impl PpoLearner {
         self.skip_noise(after);
     }
 
-    /// How many lanes act on the ranks before this one and after it, when this one acts for
-    /// `mine` (0, 0 in one process).
-    fn noise_of_other_ranks(&self, mine: usize) -> (usize, usize) {
+    /// Folds the raw observations of this step's ready lanes (on every rank) into the
+    /// statistics; returns how many lanes act on the ranks before this one and after it (0, 0
+    /// in one process). One all-gather carries both: each rank's row count leads its sums.
+    fn fold_observations(&mut self, raw_obs: &[f32]) -> (usize, usize) {
         if self.world.ranks() == 1 {
+            self.obs_norm.update(raw_obs);
             return (0, 0);
         }
-        let counts = self.world.all_gather_f64(&[mine as f64]);
+        let local = self.obs_norm.deviation_sums(raw_obs);
+        let len = local.len();
+        let all = self.world.all_gather_f64(&local);
+        self.obs_norm
+            .fold_deviation_sums(&crate::collective::add_in_rank_order(&all, len));
+        let counts: Vec<f64> = all.chunks_exact(len).map(|part| part[0]).collect();
         let rank = self.world.rank();
         let before: f64 = counts[..rank].iter().sum();
         let after: f64 = counts[rank + 1..].iter().sum();

@@ -59,9 +59,16 @@ impl RunningMeanStd {
         if world.ranks() == 1 {
             return self.update(batch);
         }
+        let sums = world.sum_f64(&self.deviation_sums(batch));
+        self.fold_deviation_sums(&sums);
+    }
+
+    /// `batch`'s row count, then per component the sums of the deviations from the current
+    /// mean and of their squares (`1 + 2 * dim` numbers; the first is the row count). Sums of
+    /// deviations from a mean every rank shares keep the variance from being the difference
+    /// of two large numbers.
+    pub fn deviation_sums(&self, batch: &[f32]) -> Vec<f64> {
         let d = self.dim();
-        // Sums of the deviations from the current mean (the same on every rank), so that the
-        // variance is not the difference of two large numbers.
         let mut local = vec![0.0; 1 + 2 * d];
         for row in batch.chunks_exact(d) {
             local[0] += 1.0;
@@ -71,7 +78,12 @@ impl RunningMeanStd {
                 local[1 + d + j] += dev * dev;
             }
         }
-        let sums = world.sum_f64(&local);
+        local
+    }
+
+    /// Folds in the samples whose [`Self::deviation_sums`] (added over the ranks) are `sums`.
+    pub fn fold_deviation_sums(&mut self, sums: &[f64]) {
+        let d = self.dim();
         let nf = sums[0];
         if nf == 0.0 {
             return;
