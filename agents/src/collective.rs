@@ -30,9 +30,6 @@ pub trait Collective {
     /// Element-wise sum over the ranks of `values`, in place; the same bits on every rank.
     fn sum_f32(&self, values: &mut [f32]);
 
-    /// Waits until every rank has called it.
-    fn barrier(&self);
-
     /// Element-wise sum over the ranks, added in rank order on every rank (for short vectors).
     fn sum_f64(&self, local: &[f64]) -> Vec<f64> {
         if self.ranks() == 1 {
@@ -96,8 +93,6 @@ impl Collective for SingleProcess {
     }
 
     fn sum_f32(&self, _values: &mut [f32]) {}
-
-    fn barrier(&self) {}
 }
 
 /// Another collective, with the wall time spent in its operations (waiting for the slowest
@@ -149,10 +144,6 @@ impl Collective for Timed {
 
     fn sum_f32(&self, values: &mut [f32]) {
         self.timed(|c| c.sum_f32(values));
-    }
-
-    fn barrier(&self) {
-        self.timed(|c| c.barrier());
     }
 }
 
@@ -228,10 +219,6 @@ pub(crate) mod tests {
                 // In rank order, in f32 as an MPI sum of floats would be.
                 *v = all.iter().fold(0.0f32, |acc, part| acc + part[i] as f32);
             }
-        }
-
-        fn barrier(&self) {
-            self.shared.barrier.wait();
         }
     }
 

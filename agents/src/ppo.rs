@@ -398,7 +398,7 @@ fn trainable_in_name_order(vs: &nn::VarStore) -> Vec<Tensor> {
 
 /// Runs the PPO epochs on a batch: shuffled minibatches from `rng`, Adam steps on `opt`. With
 /// `replicas` (and a batch of one loss group) each minibatch's gradient is computed in parts
-/// on parallel threads ([`Replicas`]).
+/// on parallel threads ([`Replicas`]); on several ranks of `world`, see [`shared_update`].
 #[allow(clippy::too_many_arguments)]
 pub fn update<R: Rng>(
     model: &ActorCritic,
@@ -416,10 +416,45 @@ pub fn update<R: Rng>(
     }
     let n = batch.logprobs.len();
     let tensors = BatchTensors::new(batch, device);
-    let bounds = minibatch_bounds(n, cfg.num_minibatches);
-    let mut order: Vec<i64> = (0..n as i64).collect();
+    let lr = opt.lr;
+    let step = |epoch: usize, chunk: &[i64]| {
+        let (values, norm) = if replicas.is_empty() || !tensors.groups.is_empty() {
+            let parts = tensors.loss(model, chunk, cfg, ent_coef);
+            let norm = optimizer_step(opt, &parts, cfg.max_grad_norm, epoch)?;
+            (LossValues::of(&parts), norm)
+        } else {
+            let mb = tensors.rows.select(&tensors.index(chunk));
+            let values = parallel_gradient(model, opt, replicas, mb, cfg, ent_coef);
+            (values, step_on_gradient(opt, values.loss, cfg, epoch)?)
+        };
+        Ok(Some((values, norm, 0.0)))
+    };
+    let stats = run_epochs(n, cfg, (lr, ent_coef), rng, step)?;
+    Ok(LossStats {
+        explained_variance: explained_variance(&batch.values, &batch.returns),
+        ..stats
+    })
+}
+
+/// One minibatch step's loss terms, gradient norm before clipping and seconds spent summing
+/// gradients over ranks; `None` for a minibatch no rank holds a row of.
+type StepOutcome = Option<(LossValues, f64, f64)>;
+
+/// PPO's epochs over `rows` rows: each epoch shuffles their order with `rng` and runs `step`
+/// (epoch, the minibatch's rows) on each of `num_minibatches` minibatches, stopping after the
+/// epoch whose last KL passes `target_kl`; the statistics are means over the steps run, with
+/// the learning rate and entropy coefficient `(lr, ent_coef)`.
+fn run_epochs<R: Rng>(
+    rows: usize,
+    cfg: &PpoConfig,
+    (lr, ent_coef): (f64, f64),
+    rng: &mut R,
+    mut step: impl FnMut(usize, &[i64]) -> Result<StepOutcome, UpdateError>,
+) -> Result<LossStats, UpdateError> {
+    let bounds = minibatch_bounds(rows, cfg.num_minibatches);
+    let mut order: Vec<i64> = (0..rows as i64).collect();
     let mut stats = LossStats {
-        learning_rate: opt.lr,
+        learning_rate: lr,
         ent_coef,
         ..LossStats::default()
     };
@@ -428,15 +463,10 @@ pub fn update<R: Rng>(
         shuffle(&mut order, rng);
         stats.epochs = epoch + 1;
         for chunk in bounds.windows(2).map(|w| &order[w[0]..w[1]]) {
-            let (values, norm) = if replicas.is_empty() || !tensors.groups.is_empty() {
-                let parts = tensors.loss(model, chunk, cfg, ent_coef);
-                let norm = optimizer_step(opt, &parts, cfg.max_grad_norm, epoch)?;
-                (LossValues::of(&parts), norm)
-            } else {
-                let mb = tensors.rows.select(&tensors.index(chunk));
-                let values = parallel_gradient(model, opt, replicas, mb, cfg, ent_coef);
-                (values, step_on_gradient(opt, values.loss, cfg, epoch)?)
+            let Some((values, norm, summing)) = step(epoch, chunk)? else {
+                continue;
             };
+            stats.gradient_sum_seconds += summing;
             minibatches += 1;
             stats.add_minibatch(&values, norm);
         }
@@ -445,7 +475,6 @@ pub fn update<R: Rng>(
         }
     }
     stats.average_over(minibatches);
-    stats.explained_variance = explained_variance(&batch.values, &batch.returns);
     Ok(stats)
 }
 
@@ -471,46 +500,26 @@ fn shared_update<R: Rng>(
     let first = counts[..world.rank()].iter().sum::<f64>() as i64;
     let total = counts.iter().sum::<f64>() as usize;
     let own = first..first + n as i64;
-    let bounds = minibatch_bounds(total, cfg.num_minibatches);
-    let mut order: Vec<i64> = (0..total as i64).collect();
-    let mut stats = LossStats {
-        learning_rate: opt.lr,
-        ent_coef,
-        ..LossStats::default()
+    let lr = opt.lr;
+    let step = |epoch: usize, whole: &[i64]| {
+        let chunk: Vec<i64> = whole
+            .iter()
+            .filter(|i| own.contains(i))
+            .map(|i| i - first)
+            .collect();
+        let mb = tensors.rows.select(&tensors.index(&chunk));
+        let groups: Vec<u8> = if tensors.groups.is_empty() {
+            vec![0; chunk.len()]
+        } else {
+            chunk.iter().map(|&i| tensors.groups[i as usize]).collect()
+        };
+        crate::data_parallel::shared_step(model, opt, &mb, &groups, cfg, ent_coef, world, epoch)
     };
-    let mut minibatches = 0usize;
-    for epoch in 0..cfg.update_epochs {
-        shuffle(&mut order, rng);
-        stats.epochs = epoch + 1;
-        for whole in bounds.windows(2).map(|w| &order[w[0]..w[1]]) {
-            let chunk: Vec<i64> = whole
-                .iter()
-                .filter(|i| own.contains(i))
-                .map(|i| i - first)
-                .collect();
-            let mb = tensors.rows.select(&tensors.index(&chunk));
-            let groups: Vec<u8> = if tensors.groups.is_empty() {
-                vec![0; chunk.len()]
-            } else {
-                chunk.iter().map(|&i| tensors.groups[i as usize]).collect()
-            };
-            let step = crate::data_parallel::shared_step(
-                model, opt, &mb, &groups, cfg, ent_coef, world, epoch,
-            )?;
-            let Some((values, norm, summing)) = step else {
-                continue;
-            };
-            stats.gradient_sum_seconds += summing;
-            minibatches += 1;
-            stats.add_minibatch(&values, norm);
-        }
-        if cfg.target_kl.is_some_and(|kl| stats.approx_kl > kl) {
-            break;
-        }
-    }
-    stats.average_over(minibatches);
-    stats.explained_variance = explained_variance(&batch.values, &batch.returns);
-    Ok(stats)
+    let stats = run_epochs(total, cfg, (lr, ent_coef), rng, step)?;
+    Ok(LossStats {
+        explained_variance: explained_variance(&batch.values, &batch.returns),
+        ..stats
+    })
 }
 
 impl LossStats {

@@ -4,12 +4,10 @@
 use mocc_training::trainer::World;
 use std::sync::Arc;
 
-/// The ranks of this job, with what ends them all when one fails.
+/// The ranks of this job.
 pub struct Ranks {
     /// What the library's collectives run on.
     pub world: World,
-    #[cfg(feature = "mpi")]
-    mpi: Option<Arc<mocc_training::mpi_world::MpiWorld>>,
 }
 
 impl Ranks {
@@ -20,17 +18,14 @@ impl Ranks {
         if mocc_training::mpi_world::launched_by_mpirun() {
             let mpi = mocc_training::mpi_world::MpiWorld::start()
                 .map_err(|e| anyhow::anyhow!("MPI: {e}"))?;
-            let rank = mpi.rank_index();
+            let rank = mocc_agents::Collective::rank(&*mpi);
             let default_hook = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {
                 default_hook(info);
                 eprintln!("rank {rank} panicked: aborting every rank");
                 mocc_training::mpi_world::abort_job(70)
             }));
-            return Ok(Self {
-                world: mpi.clone(),
-                mpi: Some(mpi),
-            });
+            return Ok(Self { world: mpi });
         }
         #[cfg(not(feature = "mpi"))]
         if launched_ranks() > 1 {
@@ -43,8 +38,6 @@ impl Ranks {
         }
         Ok(Self {
             world: Arc::new(mocc_agents::SingleProcess),
-            #[cfg(feature = "mpi")]
-            mpi: None,
         })
     }
 
@@ -69,14 +62,15 @@ impl Ranks {
     /// checkpoints written so far stay as they are. Alone, returns `err` to be reported as
     /// usual.
     pub fn fail(&self, err: anyhow::Error) -> anyhow::Error {
+        // Several ranks exist only in an MPI job (a build without MPI refuses them).
         #[cfg(feature = "mpi")]
-        if let Some(mpi) = self.mpi.as_ref().filter(|m| m.ranks_count() > 1) {
+        if self.world.ranks() > 1 {
             eprintln!(
                 "error on rank {}: {}; aborting every rank",
-                mpi.rank_index(),
+                self.world.rank(),
                 crate::error_chain(&err)
             );
-            mpi.abort(1)
+            mocc_training::mpi_world::abort_job(1)
         }
         err
     }

@@ -3,7 +3,7 @@
 //! Sums go to rank 0 (`MPI_Reduce`) and back (`MPI_Bcast`), so every rank holds the same bits
 //! whatever order the MPI library adds in; short vectors are gathered to every rank and added
 //! in rank order ([`Collective::sum_f64`]). A rank that fails or panics ends the whole job with
-//! `MPI_Abort` ([`MpiWorld::abort`]; the `mocc` binary calls it on an error and from its panic
+//! `MPI_Abort` ([`abort_job`]; the `mocc` binary calls it on an error and from its panic
 //! hook): the others would otherwise wait in their next collective for ever.
 
 use mocc_agents::Collective;
@@ -73,24 +73,9 @@ impl MpiWorld {
         }))
     }
 
-    /// This process's rank.
-    pub fn rank_index(&self) -> usize {
-        self.rank
-    }
-
-    /// How many ranks the job has.
-    pub fn ranks_count(&self) -> usize {
-        self.ranks
-    }
-
     fn comm(&self) -> std::sync::MutexGuard<'_, SimpleCommunicator> {
         // The communicator holds no data a panic could leave half-written.
         self.world.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Ends every rank of the job with `code` (see [`abort_job`]).
-    pub fn abort(&self, code: i32) -> ! {
-        abort_job(code)
     }
 }
 
@@ -142,9 +127,5 @@ impl Collective for MpiWorld {
             root.reduce_into(&*values, SystemOperation::sum());
         }
         root.broadcast_into(values);
-    }
-
-    fn barrier(&self) {
-        self.comm().barrier();
     }
 }

@@ -524,11 +524,6 @@ impl Trainer {
         [0, 16, 32, 48].map(|shift| ((x >> shift) & 0xffff) as f64)
     }
 
-    /// The ranks this run trains on.
-    pub fn ranks(&self) -> usize {
-        self.world.ranks()
-    }
-
     /// This process's rank (0 alone).
     pub fn rank(&self) -> usize {
         self.world.rank()
