@@ -164,9 +164,7 @@ impl<D: RateDriver> MiLedger<D> {
         if n == 0 {
             return None;
         }
-        for _ in 0..n {
-            self.counters.on_lost();
-        }
+        self.counters.lost += n;
         self.event_at(t)
     }
 

@@ -258,7 +258,6 @@ fn run_flows(a: RunArgs) -> anyhow::Result<()> {
         .fold(0.0, f64::max);
     super::print_line(serde_json::to_string(&summary(
         &run.timeline,
-        start_ns,
         span,
         &rows,
         &together,
@@ -387,34 +386,30 @@ fn run_flows_in<'s>(
     senders: Vec<FlowSender>,
     duration: f64,
 ) -> anyhow::Result<Vec<FlowOutcome>> {
-    {
-        let handles: Vec<_> = requests
-            .iter()
-            .zip(senders)
-            .enumerate()
-            .map(|(k, (r, sender))| {
-                scope.spawn(move || {
-                    std::thread::sleep(Duration::from_secs_f64(r.start_s));
-                    let length = Duration::from_secs_f64(duration - r.start_s);
-                    match sender {
-                        FlowSender::Controlled(d) => {
-                            run_controlled_flow(topology, k as u16, d, length)
-                        }
-                        FlowSender::Tcp(cc) => run_tcp_flow(topology, &cc, length),
-                    }
-                })
+    let handles: Vec<_> = requests
+        .iter()
+        .zip(senders)
+        .enumerate()
+        .map(|(k, (r, sender))| {
+            scope.spawn(move || {
+                std::thread::sleep(Duration::from_secs_f64(r.start_s));
+                let length = Duration::from_secs_f64(duration - r.start_s);
+                match sender {
+                    FlowSender::Controlled(d) => run_controlled_flow(topology, k as u16, d, length),
+                    FlowSender::Tcp(cc) => run_tcp_flow(topology, &cc, length),
+                }
             })
-            .collect();
-        handles
-            .into_iter()
-            .enumerate()
-            .map(|(k, h)| {
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("flow {k} panicked"))?
-                    .with_context(|| format!("flow {k} ({})", requests[k].scheme))
-            })
-            .collect()
-    }
+        })
+        .collect();
+    handles
+        .into_iter()
+        .enumerate()
+        .map(|(k, h)| {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("flow {k} panicked"))?
+                .with_context(|| format!("flow {k} ({})", requests[k].scheme))
+        })
+        .collect()
 }
 
 /// One row of results.csv.
@@ -537,14 +532,8 @@ struct FlowSummary {
 /// Totals over flows: delivered packets over what the path could carry during the run's
 /// `seconds` (from its start to the last flow's end), RTT weighted by samples (its ratio
 /// against the base RTT in force when each MI ended), loss over resolved packets.
-fn summary(
-    path: &PathTimeline,
-    start_ns: u64,
-    seconds: f64,
-    rows: &[ResultRow],
-    run: &RunOutcome,
-) -> Summary {
-    let outcomes = &run.outcomes;
+fn summary(path: &PathTimeline, seconds: f64, rows: &[ResultRow], run: &RunOutcome) -> Summary {
+    let (outcomes, start_ns) = (&run.outcomes, run.start_ns);
     let delivered: f64 = outcomes.iter().map(|o| o.acked as f64).sum();
     let (lost, acked) = outcomes
         .iter()

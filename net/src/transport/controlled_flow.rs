@@ -200,8 +200,6 @@ pub(super) fn is_timeout(e: &std::io::Error) -> bool {
 struct Sender {
     socket: UdpSocket,
     flow: u16,
-    /// Monotonic ns at the flow's start (time 0 of its MIs).
-    origin_ns: u64,
     losses: LossDetector,
     ledger: MiLedger<Box<dyn RateDriver>>,
     outcome: FlowOutcome,
@@ -213,7 +211,6 @@ impl Sender {
         Self {
             socket,
             flow,
-            origin_ns: 0,
             losses: LossDetector::new(0),
             ledger: MiLedger::new(driver),
             outcome: FlowOutcome::default(),
@@ -221,14 +218,18 @@ impl Sender {
         }
     }
 
+    /// Seconds since `at_ns` (monotonic) from the flow's start (time 0 of its MIs).
+    fn seconds_at(&self, at_ns: u64) -> f64 {
+        at_ns.saturating_sub(self.outcome.origin_ns) as f64 * 1e-9
+    }
+
     /// Seconds since the flow's start.
     fn now_s(&self) -> f64 {
-        monotonic_ns().saturating_sub(self.origin_ns) as f64 * 1e-9
+        self.seconds_at(monotonic_ns())
     }
 
     fn run(mut self, duration: Duration) -> Result<FlowOutcome> {
         set_timer_slack_to_minimum();
-        let started = std::time::Instant::now();
         self.outcome.started_ns = monotonic_ns();
         let rtt = self.handshake()?;
         self.outcome.handshake_rtt_s = rtt;
@@ -236,8 +237,7 @@ impl Sender {
             .set_nonblocking(true)
             .map_err(|e| NetError::io("making the sender's socket non-blocking", e))?;
         let cpu_before = thread_cpu_s();
-        self.origin_ns = monotonic_ns();
-        self.outcome.origin_ns = self.origin_ns;
+        self.outcome.origin_ns = monotonic_ns();
         // As in the gym, the first packet leaves one packet interval after the start.
         let mut next_send = 1.0 / self.ledger.start(0.0, rtt / 2.0);
         let end = duration.as_secs_f64();
@@ -263,7 +263,8 @@ impl Sender {
             }
             self.wait_until(next_send.min(end))?;
         }
-        self.outcome.duration_s = started.elapsed().as_secs_f64();
+        self.outcome.duration_s =
+            monotonic_ns().saturating_sub(self.outcome.started_ns) as f64 * 1e-9;
         self.drain()?;
         let last = MiRecord {
             rate_pps: self.ledger.rate_pps(),
@@ -323,7 +324,7 @@ impl Sender {
             sent_ns,
         };
         wire::encode(Kind::Data, &stamp, packet);
-        let now = sent_ns.saturating_sub(self.origin_ns) as f64 * 1e-9;
+        let now = self.seconds_at(sent_ns);
         self.losses.on_sent(seq, now);
         match self.socket.send(packet) {
             Ok(_) => self.outcome.sent += 1,
@@ -347,7 +348,7 @@ impl Sender {
                     if s.flow != self.flow || s.seq == HANDSHAKE_SEQ {
                         continue;
                     }
-                    let at = at_ns.saturating_sub(self.origin_ns) as f64 * 1e-9;
+                    let at = self.seconds_at(at_ns);
                     let outcome = self.losses.on_ack(s.seq, at);
                     self.count_losses(at, outcome.lost);
                     if let Some(rtt) = outcome.rtt_s {

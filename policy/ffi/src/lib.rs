@@ -267,14 +267,15 @@ pub unsafe extern "C" fn mocc_flow_new(
     })
 }
 
-/// Runs `f` on the flow behind `flow`, or returns NaN for a null handle or a panic.
-unsafe fn with_flow(
-    flow: *mut MoccFlow,
-    f: impl FnOnce(&mut MiLedger<PolicyDriver>) -> f64,
-) -> f64 {
+/// Runs `f` on the flow behind `flow` and returns the rate to pace at after it, or NaN for a
+/// null handle or a panic.
+unsafe fn with_flow(flow: *mut MoccFlow, f: impl FnOnce(&mut MiLedger<PolicyDriver>)) -> f64 {
     // SAFETY: the caller guarantees `flow` came from `mocc_flow_new` and is not freed.
     match unsafe { flow.as_mut() } {
-        Some(fl) => guarded(f64::NAN, || f(&mut fl.0)),
+        Some(fl) => guarded(f64::NAN, || {
+            f(&mut fl.0);
+            fl.0.rate_pps()
+        }),
         None => f64::NAN,
     }
 }
@@ -290,7 +291,11 @@ pub unsafe extern "C" fn mocc_flow_start(
     one_way_delay_s: f64,
 ) -> f64 {
     // SAFETY: forwarded caller guarantee.
-    unsafe { with_flow(flow, |l| l.start(now_s, one_way_delay_s)) }
+    unsafe {
+        with_flow(flow, |l| {
+            l.start(now_s, one_way_delay_s);
+        })
+    }
 }
 
 /// See `mocc_policy.h`.
@@ -303,7 +308,6 @@ pub unsafe extern "C" fn mocc_flow_on_sent(flow: *mut MoccFlow, t_s: f64) -> f64
     unsafe {
         with_flow(flow, |l| {
             l.on_sent(t_s);
-            l.rate_pps()
         })
     }
 }
@@ -318,7 +322,6 @@ pub unsafe extern "C" fn mocc_flow_on_acked(flow: *mut MoccFlow, t_s: f64, rtt_s
     unsafe {
         with_flow(flow, |l| {
             l.on_acked(t_s, rtt_s);
-            l.rate_pps()
         })
     }
 }
@@ -333,7 +336,6 @@ pub unsafe extern "C" fn mocc_flow_on_lost(flow: *mut MoccFlow, t_s: f64, packet
     unsafe {
         with_flow(flow, |l| {
             l.on_lost(t_s, packets);
-            l.rate_pps()
         })
     }
 }
