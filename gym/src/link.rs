@@ -278,6 +278,28 @@ impl Link {
         ((mean(t0, t1) * (t1 - t0) - down) / (t1 - t0)).max(0.0)
     }
 
+    /// Every time in `(0, until_s)` at which the scheduled parameters step (each repeat of a
+    /// periodic schedule included) or the link goes down or comes back up, ascending.
+    pub fn change_times(&self, until_s: f64) -> Vec<f64> {
+        let mut times = Vec::new();
+        if let Some(s) = &self.schedule {
+            let cycles = match s.period_s {
+                Some(p) if p > 0.0 => (until_s / p).ceil().max(1.0) as u64,
+                _ => 1,
+            };
+            for cycle in 0..cycles {
+                times.extend((0..s.steps.len()).map(|idx| s.time_of(cycle, idx)));
+            }
+        }
+        for (a, b) in self.down_windows(0.0, until_s) {
+            times.extend([a, b]);
+        }
+        times.retain(|&t| t > 0.0 && t < until_s);
+        times.sort_by(f64::total_cmp);
+        times.dedup();
+        times
+    }
+
     /// The windows within `[t0, t1]` in which the link is down, merged where outages overlap.
     fn down_windows(&self, t0: f64, t1: f64) -> Vec<(f64, f64)> {
         let mut windows = Vec::new();
@@ -558,6 +580,11 @@ mod tests {
         assert!((link.capacity_pps(0.0, 3.0) - 160.0 / 3.0).abs() < 1e-9);
         // [1.25, 2.5]: 0.75 s of 100 and 0.5 s of 10, less the 0.25 s down at 100: 55 packets.
         assert!((link.capacity_pps(1.25, 2.5) - 55.0 / 1.25).abs() < 1e-9);
+        // Steps at 2 and every 3 s (the schedule restarts), the outage's edges every 15 s.
+        assert_eq!(
+            link.change_times(17.0),
+            vec![1.0, 1.5, 2.0, 3.0, 5.0, 6.0, 8.0, 9.0, 11.0, 12.0, 14.0, 15.0, 16.0, 16.5]
+        );
     }
 
     #[test]

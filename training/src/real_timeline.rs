@@ -3,7 +3,7 @@
 //! gives the changes to apply to the live path (`mocc_net::run_schedule`), and the capacity
 //! and base RTT that a run's metrics are measured against, from the simulator's own link model.
 
-use mocc_gym::config::{LinkConfig, OutageConfig, QueueRange};
+use mocc_gym::config::{LinkConfig, QueueRange};
 use mocc_gym::{Link, LinkParams, Range};
 use mocc_net::{PathChange, PathSpec};
 use std::sync::Arc;
@@ -13,11 +13,6 @@ use std::sync::Arc;
 pub struct PathTimeline {
     link: Link,
     queue_pkts: u32,
-    /// Times (s) at which something may change, ascending, without 0.
-    change_times: Vec<f64>,
-    /// The schedule's period, if it repeats (s).
-    period_s: Option<f64>,
-    outages: Vec<OutageConfig>,
 }
 
 /// Parameters are read this long after a change time, so a change is seen whatever the
@@ -30,9 +25,6 @@ impl PathTimeline {
         Self {
             link: Link::fixed(params_of(path)),
             queue_pkts: path.queue_pkts,
-            change_times: Vec::new(),
-            period_s: None,
-            outages: Vec::new(),
         }
     }
 
@@ -67,17 +59,9 @@ impl PathTimeline {
         let built = Link::fixed(base)
             .with_schedule(&link.schedule, link.schedule_period_s)
             .with_outages(Arc::from(link.outages.clone()));
-        let mut times: Vec<f64> = link.schedule.iter().map(|e| e.time_s).collect();
-        for o in &link.outages {
-            times.push(o.start_s);
-            times.push(o.start_s + o.duration_s);
-        }
         Ok(Self {
             link: built,
             queue_pkts: queue,
-            change_times: sorted_positive(times),
-            period_s: link.schedule_period_s,
-            outages: link.outages.clone(),
         })
     }
 
@@ -108,7 +92,7 @@ impl PathTimeline {
     /// s)` at the start and at every change, for figures.
     pub fn steps(&self, until_s: f64) -> Vec<(f64, f64, f64)> {
         let mut times = vec![0.0];
-        times.extend(self.times_until(until_s));
+        times.extend(self.link.change_times(until_s));
         times
             .into_iter()
             .map(|t| {
@@ -125,7 +109,7 @@ impl PathTimeline {
         let mut before = self.link.params_at(0.0);
         let mut down_before = self.link.is_down(0.0);
         let mut out = Vec::new();
-        for t in self.times_until(until_s) {
+        for t in self.link.change_times(until_s) {
             let (p, down) = self.state_after(t);
             let differs = |a: f64, b: f64| (a != b).then_some(a);
             let change = PathChange {
@@ -149,52 +133,6 @@ impl PathTimeline {
         let at = t + AFTER_CHANGE_S;
         (self.link.params_at(at), self.link.is_down(at))
     }
-
-    /// Every change time in `(0, until_s)`, the schedule's and outages' repeats included.
-    fn times_until(&self, until_s: f64) -> Vec<f64> {
-        let mut times = self.change_times.clone();
-        if let Some(p) = self.period_s.filter(|p| *p > 0.0) {
-            // The schedule restarts every period (its base values again at each multiple).
-            let mut k = 1.0;
-            while k * p < until_s {
-                times.push(k * p);
-                for &t in &self.change_times {
-                    times.push(k * p + t);
-                }
-                k += 1.0;
-            }
-        }
-        times.extend(self.periodic_outage_times(until_s));
-        let mut times = sorted_positive(times);
-        times.retain(|&t| t < until_s);
-        times
-    }
-
-    /// Starts and ends of repeating outages after their first window.
-    fn periodic_outage_times(&self, until_s: f64) -> Vec<f64> {
-        self.outages
-            .iter()
-            .filter_map(|o| o.period_s.filter(|p| *p > 0.0).map(|p| (o, p)))
-            .flat_map(|(o, p)| {
-                let mut t = Vec::new();
-                let mut start = o.start_s + p;
-                while start < until_s {
-                    t.push(start);
-                    t.push(start + o.duration_s);
-                    start += p;
-                }
-                t
-            })
-            .collect()
-    }
-}
-
-/// Sorted, positive, without repeats.
-fn sorted_positive(mut times: Vec<f64>) -> Vec<f64> {
-    times.retain(|t| t.is_finite() && *t > 0.0);
-    times.sort_by(f64::total_cmp);
-    times.dedup();
-    times
 }
 
 fn refuse_unsupported(link: &LinkConfig) -> Result<(), String> {
