@@ -335,7 +335,15 @@ impl Link {
 
     /// Applies every scheduled change up to `t`, rescaling the fluid queue so the backlog in
     /// packets is kept when the bandwidth changes.
+    #[inline]
     fn sync(&mut self, t: f64) {
+        if self.schedule.is_some() {
+            self.apply_changes_until(t);
+        }
+    }
+
+    /// Applies the schedule's steps up to `t`, draining the fluid queue at each step's rate.
+    fn apply_changes_until(&mut self, t: f64) {
         let Some(schedule) = &self.schedule else {
             return;
         };

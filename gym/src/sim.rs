@@ -5,7 +5,9 @@
 //! the news that it was lost, when its ack would have arrived). Because the link is FIFO, each
 //! sender's arrivals mostly come in send order; they are kept in per-sender deques sorted by
 //! time (an out-of-order arrival, caused by latency noise or a delay drop, is inserted in place),
-//! and the next event is the earliest head over all senders.
+//! and the next event is the earliest head over all senders. Receiver arrivals, which change
+//! nothing but the time, are looked at only where one could be the event that ends an MI or a
+//! run (see [`Network::run_until`]).
 //!
 //! Ties follow Aurora's heap order `(time, sender, type, hop, latency, dropped)`: at equal times
 //! the lower sender index goes first; within a sender, receiver arrivals, then ack arrivals, then
@@ -231,45 +233,49 @@ impl Sender {
     }
 
     fn push_inflight(&mut self, p: InFlight, meta: Option<PacketMeta>) {
-        match self.inflight.back() {
-            Some(last) if !last.precedes_or_ties(&p) => {
-                let at = self.inflight.partition_point(|q| q.precedes_or_ties(&p));
-                self.inflight.insert(at, p);
-                if let Some(m) = meta {
-                    self.meta.insert(at, m);
-                }
-            }
-            _ => {
-                self.inflight.push_back(p);
-                if let Some(m) = meta {
-                    self.meta.push_back(m);
-                }
-            }
+        let at = sorted_position_from_back(&self.inflight, |q| q.precedes_or_ties(&p));
+        insert_at(&mut self.inflight, at, p);
+        if let Some(m) = meta {
+            insert_at(&mut self.meta, at, m);
         }
     }
 
     fn push_at_receiver(&mut self, t: f64) {
-        match self.at_receiver.back() {
-            Some(&last) if last > t => {
-                let at = self.at_receiver.partition_point(|&q| q <= t);
-                self.at_receiver.insert(at, t);
-            }
-            _ => self.at_receiver.push_back(t),
+        let at = sorted_position_from_back(&self.at_receiver, |&q| q <= t);
+        insert_at(&mut self.at_receiver, at, t);
+    }
+
+    /// This sender's next packet event other than a receiver arrival: the ack (or loss news)
+    /// before the send at equal times. Infinite when neither can happen.
+    #[inline]
+    fn next_transmission_event(&self) -> (f64, EventKind) {
+        let ack = self.inflight.front().map_or(f64::INFINITY, |p| p.arrival_s);
+        if ack <= self.next_send_s {
+            (ack, EventKind::Ack)
+        } else {
+            (self.next_send_s, EventKind::Send)
         }
     }
 
     /// This sender's next event: receiver arrivals, then acks, then the send at equal times.
     #[inline]
     fn next_event(&self) -> (f64, EventKind) {
-        let recv = self.at_receiver.front().copied().unwrap_or(f64::INFINITY);
-        let ack = self.inflight.front().map_or(f64::INFINITY, |p| p.arrival_s);
-        if recv <= ack && recv <= self.next_send_s && recv.is_finite() {
-            (recv, EventKind::Receiver)
-        } else if ack <= self.next_send_s && ack.is_finite() {
-            (ack, EventKind::Ack)
-        } else {
-            (self.next_send_s, EventKind::Send)
+        let transmission = self.next_transmission_event();
+        match self.at_receiver.front() {
+            Some(&recv) if recv <= transmission.0 => (recv, EventKind::Receiver),
+            _ => transmission,
         }
+    }
+
+    /// Drops the receiver arrivals before `t` (they change nothing but the time); returns how
+    /// many.
+    fn skip_receiver_arrivals_before(&mut self, t: f64) -> u64 {
+        let mut skipped = 0;
+        while self.at_receiver.front().is_some_and(|&r| r < t) {
+            self.at_receiver.pop_front();
+            skipped += 1;
+        }
+        skipped
     }
 
     fn on_ack(&mut self, now: f64) {
@@ -349,12 +355,47 @@ impl Sender {
     }
 }
 
+/// Where an item goes in a deque sorted by `precedes_or_ties`: after every element that
+/// precedes or ties it (so equal items keep their arrival order). Searched from the back, because
+/// an item almost always goes at or near the end: arrivals come mostly in send order, and the
+/// exceptions (a full queue's drops, whose times differ from the last accepted packet's only by
+/// rounding; latency noise) land a few places from the end.
+#[inline]
+fn sorted_position_from_back<T>(
+    items: &VecDeque<T>,
+    precedes_or_ties: impl Fn(&T) -> bool,
+) -> usize {
+    let mut at = items.len();
+    while at > 0 && !precedes_or_ties(&items[at - 1]) {
+        at -= 1;
+    }
+    at
+}
+
+/// `VecDeque::insert`, with the common case (at the end) as a plain push.
+#[inline]
+fn insert_at<T>(items: &mut VecDeque<T>, at: usize, item: T) {
+    if at == items.len() {
+        items.push_back(item);
+    } else {
+        items.insert(at, item);
+    }
+}
+
 /// Which kind of event comes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EventKind {
     Receiver,
     Ack,
     Send,
+}
+
+/// An event: its time, sender and kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Event {
+    t: f64,
+    sender: usize,
+    kind: EventKind,
 }
 
 /// Counters of simulation work (for benchmarks).
@@ -429,15 +470,37 @@ impl Network {
 
     /// The next event: earliest time, then lowest sender index (then the sender's own order).
     #[inline]
-    fn next_event(&self) -> (f64, usize, EventKind) {
-        let mut best = (f64::INFINITY, usize::MAX, EventKind::Send);
+    fn next_event(&self) -> Event {
+        self.earliest_over_senders(Sender::next_event)
+    }
+
+    /// The next event other than a receiver arrival.
+    #[inline]
+    fn next_transmission_event(&self) -> Event {
+        self.earliest_over_senders(Sender::next_transmission_event)
+    }
+
+    #[inline]
+    fn earliest_over_senders(&self, next: impl Fn(&Sender) -> (f64, EventKind)) -> Event {
+        let mut best = Event {
+            t: f64::INFINITY,
+            sender: usize::MAX,
+            kind: EventKind::Send,
+        };
         for (i, s) in self.senders.iter().enumerate() {
-            let (t, kind) = s.next_event();
-            if t < best.0 {
-                best = (t, i, kind);
+            let (t, kind) = next(s);
+            if t < best.t {
+                best = Event { t, sender: i, kind };
             }
         }
         best
+    }
+
+    /// Drops every sender's receiver arrivals before `t`, counting them as events.
+    fn skip_receiver_arrivals_before(&mut self, t: f64) {
+        for s in &mut self.senders {
+            self.counters.events += s.skip_receiver_arrivals_before(t);
+        }
     }
 
     fn send<R: Rng>(&mut self, i: usize, t: f64, rng: &mut R) {
@@ -488,6 +551,14 @@ impl Network {
     /// Processes events while the time is before `end_s` (the event crossing `end_s` is
     /// included, as in Aurora). Whenever the time reaches a sender's MI end (see
     /// [`Network::set_mi_end`]), `on_mi_end(network, sender index)` is called after that event.
+    ///
+    /// A receiver arrival changes nothing but the time, and the time matters only to the event
+    /// that crosses `end_s` or an MI end. So sends and acks before that bound are processed
+    /// without looking at receiver arrivals; at the bound, the receiver arrivals before it are
+    /// dropped in one go and the crossing event is chosen among all events, as if each arrival
+    /// had been its own step. The bound moves only after such a crossing (or between calls), when
+    /// no arrival before the current time is left, so the state at every `on_mi_end` and between
+    /// calls is the one of the plain event loop.
     pub fn run_until<R: Rng>(
         &mut self,
         end_s: f64,
@@ -496,20 +567,31 @@ impl Network {
     ) {
         let mut next_mi_end = self.earliest_mi_end();
         while self.now_s < end_s {
-            let (t, i, kind) = self.next_event();
-            if !t.is_finite() {
+            let bound = end_s.min(next_mi_end);
+            let mut event = self.next_transmission_event();
+            if event.t >= bound {
+                self.skip_receiver_arrivals_before(bound);
+                event = self.next_event();
+            }
+            if !event.t.is_finite() {
                 // Nothing can happen any more (no sender paces and nothing is in flight).
                 self.now_s = self.now_s.max(end_s);
                 break;
             }
-            debug_assert!(t >= self.now_s, "time went backwards: {t} < {}", self.now_s);
-            self.now_s = t;
-            match kind {
+            debug_assert!(
+                event.t >= self.now_s,
+                "time went backwards: {} < {}",
+                event.t,
+                self.now_s
+            );
+            self.now_s = event.t;
+            let i = event.sender;
+            match event.kind {
                 EventKind::Receiver => {
                     self.senders[i].at_receiver.pop_front();
                 }
-                EventKind::Ack => self.senders[i].on_ack(t),
-                EventKind::Send => self.send(i, t, rng),
+                EventKind::Ack => self.senders[i].on_ack(event.t),
+                EventKind::Send => self.send(i, event.t, rng),
             }
             self.counters.events += 1;
             if self.now_s >= next_mi_end {
@@ -535,6 +617,7 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::ClassicCc;
     use crate::link::LinkParams;
     use mocc_policy::BYTES_PER_PACKET;
     use rand::SeedableRng;
@@ -566,6 +649,105 @@ mod tests {
         old.run_until(2.0, &mut b, |_, _| {});
         assert_eq!(n.senders()[0].totals(), old.senders()[0].totals());
         assert_eq!(n.now_s(), old.now_s());
+    }
+
+    /// The plain event loop, every receiver arrival its own step: the oracle for `run_until`.
+    fn run_until_one_event_at_a_time<R: Rng>(
+        n: &mut Network,
+        end_s: f64,
+        rng: &mut R,
+        mut on_mi_end: impl FnMut(&mut Network, usize),
+    ) {
+        while n.now_s < end_s {
+            let e = n.next_event();
+            if !e.t.is_finite() {
+                n.now_s = n.now_s.max(end_s);
+                break;
+            }
+            n.now_s = e.t;
+            match e.kind {
+                EventKind::Receiver => {
+                    n.senders[e.sender].at_receiver.pop_front();
+                }
+                EventKind::Ack => n.senders[e.sender].on_ack(e.t),
+                EventKind::Send => n.send(e.sender, e.t, rng),
+            }
+            n.counters.events += 1;
+            for j in 0..n.senders.len() {
+                if n.now_s >= n.senders[j].mi_end_s {
+                    n.senders[j].mi_end_s = f64::INFINITY;
+                    on_mi_end(n, j);
+                }
+            }
+        }
+    }
+
+    /// Three senders (one Cubic, one on/off) on a small noisy queue with aggregated acks, so
+    /// arrivals come out of order and at equal times; MIs of each sender's own length, some set
+    /// to end in the past.
+    fn busy_network() -> Network {
+        let link = Link::fixed(LinkParams {
+            bandwidth_pps: 300.0,
+            delay_s: 0.02,
+            queue_pkts: 6.0,
+            loss: 0.02,
+        })
+        .with_latency_noise(0.3)
+        .with_host_noise(0.0005, 0.002);
+        let mut cubic = Sender::new(100.0, Pacing::Continuous, 0.3);
+        cubic.set_classic(ClassicCc::new(crate::cc::ClassicKind::Cubic));
+        let senders = vec![
+            Sender::new(180.0, Pacing::Continuous, 0.0),
+            cubic,
+            Sender::new(
+                250.0,
+                Pacing::OnOff {
+                    on_s: 0.4,
+                    off_s: 0.3,
+                },
+                0.1,
+            ),
+        ];
+        let mut n = Network::new(link, senders);
+        for i in 0..3 {
+            n.set_mi_end(i, 0.05 * (i + 1) as f64);
+        }
+        n
+    }
+
+    #[test]
+    fn skipping_receiver_arrivals_changes_nothing() {
+        let (mut lazy, mut eager) = (busy_network(), busy_network());
+        let (mut rng_lazy, mut rng_eager) =
+            (ChaCha8Rng::seed_from_u64(5), ChaCha8Rng::seed_from_u64(5));
+        let mut log_lazy = Vec::new();
+        let mut log_eager = Vec::new();
+        let mi_end = |log: &mut Vec<(usize, f64, u64)>, n: &mut Network, i: usize| {
+            let now = n.now_s();
+            log.push((i, now, n.counters().events));
+            let mi = n.senders[i].close_mi(now);
+            // Every seventh MI ends "in the past": the next event closes it.
+            let len = if log.len() % 7 == 0 {
+                -0.001
+            } else {
+                0.01 + 0.5 * mi.rtt.mean_s
+            };
+            n.set_mi_end(i, now + len);
+            n.senders[i].set_rate_pps(150.0 + 20.0 * (log.len() % 9) as f64);
+        };
+        let mut end = 0.0;
+        while end < 6.0 {
+            end += 0.037;
+            lazy.run_until(end, &mut rng_lazy, |n, i| mi_end(&mut log_lazy, n, i));
+            run_until_one_event_at_a_time(&mut eager, end, &mut rng_eager, |n, i| {
+                mi_end(&mut log_eager, n, i)
+            });
+            assert_eq!(lazy, eager, "state after running until {end}");
+        }
+        assert_eq!(log_lazy, log_eager);
+        assert!(log_lazy.len() > 300, "{} MIs", log_lazy.len());
+        let lost: u64 = lazy.senders().iter().map(|s| s.totals().lost).sum();
+        assert!(lost > 50, "the queue overflows ({lost} lost)");
     }
 
     fn net(rate: f64, delay_s: f64) -> Network {
