@@ -727,7 +727,7 @@ mod tests {
             log.push((i, now, n.counters().events));
             let mi = n.senders[i].close_mi(now);
             // Every seventh MI ends "in the past": the next event closes it.
-            let len = if log.len() % 7 == 0 {
+            let len = if log.len().is_multiple_of(7) {
                 -0.001
             } else {
                 0.01 + 0.5 * mi.rtt.mean_s

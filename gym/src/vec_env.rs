@@ -363,8 +363,8 @@ impl VecEnv {
                 .collect();
             let workers = self.pool.current_num_threads();
             let shares = Shares::new(jobs.len(), workers);
-            self.pool.broadcast(|ctx| {
-                while let Some(i) = shares.claim(ctx.index()) {
+            let work = |worker: usize| {
+                while let Some(i) = shares.claim(worker) {
                     // Each env is claimed once: the lock is never contended.
                     let mut job = jobs[i].lock().unwrap_or_else(|p| p.into_inner());
                     let EnvJob {
@@ -376,6 +376,14 @@ impl VecEnv {
                     } = &mut *job;
                     step_env(env, actions, results, obs, final_obs, d);
                 }
+            };
+            let work = &work;
+            // The calling thread steps the first share itself: one hand-off fewer to wait for.
+            self.pool.in_place_scope(|scope| {
+                for worker in 1..workers {
+                    scope.spawn(move |_| work(worker));
+                }
+                work(0);
             });
         }
         self.ready_lanes.clear();
@@ -428,8 +436,13 @@ struct EnvJob<'a> {
 struct Shares {
     /// Per share: the next env from the front (high 32 bits) and one past the last env not yet
     /// taken from the back (low 32 bits).
-    bounds: Vec<std::sync::atomic::AtomicU64>,
+    bounds: Vec<ShareBounds>,
 }
+
+/// One share's bounds, alone in its cache line: each worker claims from its own share all the
+/// time, and shares in one line would bounce it between the cores at every claim.
+#[repr(align(128))]
+struct ShareBounds(std::sync::atomic::AtomicU64);
 
 impl Shares {
     fn new(envs: usize, workers: usize) -> Self {
@@ -438,7 +451,7 @@ impl Shares {
             .map(|w| {
                 let start = (w * per).min(envs) as u64;
                 let end = ((w + 1) * per).min(envs) as u64;
-                std::sync::atomic::AtomicU64::new((start << 32) | end)
+                ShareBounds(std::sync::atomic::AtomicU64::new((start << 32) | end))
             })
             .collect();
         Self { bounds }
@@ -456,7 +469,7 @@ impl Shares {
 
     fn take(&self, share: usize, front: bool) -> Option<usize> {
         use std::sync::atomic::Ordering;
-        let b = &self.bounds[share];
+        let b = &self.bounds[share].0;
         let mut cur = b.load(Ordering::Acquire);
         loop {
             let (start, end) = (cur >> 32, cur & 0xffff_ffff);
