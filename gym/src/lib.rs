@@ -11,6 +11,7 @@
 pub mod agent_slot;
 pub mod cc;
 pub mod config;
+mod crew;
 pub mod env;
 pub mod error;
 pub mod limits;

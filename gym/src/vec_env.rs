@@ -7,6 +7,7 @@
 //! of threads.
 
 use crate::agent_slot::SlotPhase;
+use crate::crew::Crew;
 use crate::env::{Action, Env, EnvSnapshot, StepInfo};
 use crate::scenario::Scenario;
 use crate::sim::SimCounters;
@@ -53,7 +54,10 @@ struct Slot {
 /// learned sender every lane completes and is ready at every step.
 pub struct VecEnv {
     envs: Vec<Env>,
+    /// Builds and resets the envs.
     pool: rayon::ThreadPool,
+    /// Steps the envs, with the calling thread.
+    crew: Crew,
     obs_len: usize,
     slots: usize,
     obs: Vec<f32>,
@@ -120,6 +124,8 @@ impl VecEnv {
             .num_threads(threads)
             .build()
             .map_err(|e| VecEnvError::Setup(format!("threads: {e}")))?;
+        let crew =
+            Crew::new(threads - 1).map_err(|e| VecEnvError::Setup(format!("threads: {e}")))?;
         let envs: Vec<Env> = pool.install(|| {
             (0..n)
                 .into_par_iter()
@@ -144,6 +150,7 @@ impl VecEnv {
             infos: vec![StepInfo::default(); lanes],
             envs,
             pool,
+            crew,
             obs_len,
             slots,
         };
@@ -361,8 +368,7 @@ impl VecEnv {
                     })
                 })
                 .collect();
-            let workers = self.pool.current_num_threads();
-            let shares = Shares::new(jobs.len(), workers);
+            let shares = Shares::new(jobs.len(), self.pool.current_num_threads());
             let work = |worker: usize| {
                 while let Some(i) = shares.claim(worker) {
                     // Each env is claimed once: the lock is never contended.
@@ -377,14 +383,7 @@ impl VecEnv {
                     step_env(env, actions, results, obs, final_obs, d);
                 }
             };
-            let work = &work;
-            // The calling thread steps the first share itself: one hand-off fewer to wait for.
-            self.pool.in_place_scope(|scope| {
-                for worker in 1..workers {
-                    scope.spawn(move |_| work(worker));
-                }
-                work(0);
-            });
+            self.crew.run(&work);
         }
         self.ready_lanes.clear();
         for (lane, s) in self.lane_results.iter().enumerate() {
