@@ -74,7 +74,8 @@ impl Crew {
 
     /// Runs `job(0)` on the calling thread and `job(1)`..`job(workers)` on the workers, and
     /// returns when all are done; a panic in any of them is resumed here.
-    pub(crate) fn run(&self, job: &(dyn Fn(usize) + Sync)) {
+    /// `&mut self`: one run at a time, and a job cannot start another run on its own crew.
+    pub(crate) fn run(&mut self, job: &(dyn Fn(usize) + Sync)) {
         if self.threads.is_empty() {
             job(0);
             return;
@@ -92,10 +93,12 @@ impl Crew {
         unsafe { *s.job.get() = Some(erased) };
         s.pending.store(self.threads.len(), Ordering::Relaxed);
         s.epoch.fetch_add(1, Ordering::SeqCst);
-        wake_sleepers(s);
         let wait = WaitForWorkers(s);
+        wake_sleepers(s);
         job(0);
         drop(wait);
+        // SAFETY: every worker is done with the job.
+        unsafe { *s.job.get() = None };
         let panic = s
             .panic
             .lock()
@@ -180,6 +183,13 @@ fn next_epoch(s: &Shared, seen: u64) -> u64 {
     now
 }
 
+impl Crew {
+    /// Threads that run a job: the workers and the caller.
+    pub(crate) fn size(&self) -> usize {
+        self.threads.len() + 1
+    }
+}
+
 impl Drop for Crew {
     fn drop(&mut self) {
         let s = &*self.shared;
@@ -200,7 +210,7 @@ mod tests {
 
     #[test]
     fn every_index_runs_once_per_job_and_jobs_see_each_others_writes() {
-        let crew = Crew::new(3).unwrap();
+        let mut crew = Crew::new(3).unwrap();
         let counts: Vec<AtomicU32> = (0..4).map(|_| AtomicU32::new(0)).collect();
         for round in 0..2000u32 {
             crew.run(&|i| {
@@ -220,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_workers_panic_reaches_the_caller_and_the_crew_goes_on() {
-        let crew = Crew::new(2).unwrap();
+        let mut crew = Crew::new(2).unwrap();
         let hit = std::panic::catch_unwind(AssertUnwindSafe(|| {
             crew.run(&|i| {
                 if i == 2 {
@@ -239,7 +249,7 @@ mod tests {
 
     #[test]
     fn without_workers_the_caller_runs_the_job() {
-        let crew = Crew::new(0).unwrap();
+        let mut crew = Crew::new(0).unwrap();
         let ran = AtomicU32::new(0);
         crew.run(&|i| {
             assert_eq!(i, 0);

@@ -382,6 +382,10 @@ fn insert_at<T>(items: &mut VecDeque<T>, at: usize, item: T) {
     }
 }
 
+/// Receiver arrivals a sender holds before the ones already past are dropped (see
+/// [`Network::run_until`]).
+const PENDING_ARRIVALS_LIMIT: usize = 4096;
+
 /// Which kind of event comes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EventKind {
@@ -537,6 +541,11 @@ impl Network {
             .delivered_ack(at_receiver + back, adm.latency_s + back);
         let sender = &mut self.senders[i];
         sender.push_at_receiver(at_receiver);
+        if sender.at_receiver.len() > PENDING_ARRIVALS_LIMIT {
+            // Without a bound in sight (no MI end, a far end of the run) the skipped arrivals
+            // would pile up; those before now are past in any order.
+            self.counters.events += sender.skip_receiver_arrivals_before(t);
+        }
         sender.push_inflight(
             InFlight {
                 arrival_s,
@@ -651,7 +660,8 @@ mod tests {
         assert_eq!(n.now_s(), old.now_s());
     }
 
-    /// The plain event loop, every receiver arrival its own step: the oracle for `run_until`.
+    /// The plain event loop, every receiver arrival its own step, with the next event picked as
+    /// before receiver arrivals were skipped: the oracle for `run_until`.
     fn run_until_one_event_at_a_time<R: Rng>(
         n: &mut Network,
         end_s: f64,
@@ -659,18 +669,33 @@ mod tests {
         mut on_mi_end: impl FnMut(&mut Network, usize),
     ) {
         while n.now_s < end_s {
-            let e = n.next_event();
-            if !e.t.is_finite() {
+            let mut next = (f64::INFINITY, usize::MAX, EventKind::Send);
+            for (i, s) in n.senders.iter().enumerate() {
+                let recv = s.at_receiver.front().copied().unwrap_or(f64::INFINITY);
+                let ack = s.inflight.front().map_or(f64::INFINITY, |p| p.arrival_s);
+                let (t, kind) = if recv <= ack && recv <= s.next_send_s && recv.is_finite() {
+                    (recv, EventKind::Receiver)
+                } else if ack <= s.next_send_s && ack.is_finite() {
+                    (ack, EventKind::Ack)
+                } else {
+                    (s.next_send_s, EventKind::Send)
+                };
+                if t < next.0 {
+                    next = (t, i, kind);
+                }
+            }
+            let (t, i, kind) = next;
+            if !t.is_finite() {
                 n.now_s = n.now_s.max(end_s);
                 break;
             }
-            n.now_s = e.t;
-            match e.kind {
+            n.now_s = t;
+            match kind {
                 EventKind::Receiver => {
-                    n.senders[e.sender].at_receiver.pop_front();
+                    n.senders[i].at_receiver.pop_front();
                 }
-                EventKind::Ack => n.senders[e.sender].on_ack(e.t),
-                EventKind::Send => n.send(e.sender, e.t, rng),
+                EventKind::Ack => n.senders[i].on_ack(t),
+                EventKind::Send => n.send(i, t, rng),
             }
             n.counters.events += 1;
             for j in 0..n.senders.len() {
@@ -696,6 +721,9 @@ mod tests {
         .with_host_noise(0.0005, 0.002);
         let mut cubic = Sender::new(100.0, Pacing::Continuous, 0.3);
         cubic.set_classic(ClassicCc::new(crate::cc::ClassicKind::Cubic));
+        // Without an MI clock, leaving at 4 s.
+        let mut leaving = Sender::new(60.0, Pacing::Continuous, 0.5);
+        leaving.set_stop(4.0);
         let senders = vec![
             Sender::new(180.0, Pacing::Continuous, 0.0),
             cubic,
@@ -707,6 +735,7 @@ mod tests {
                 },
                 0.1,
             ),
+            leaving,
         ];
         let mut n = Network::new(link, senders);
         for i in 0..3 {
@@ -748,6 +777,48 @@ mod tests {
         assert!(log_lazy.len() > 300, "{} MIs", log_lazy.len());
         let lost: u64 = lazy.senders().iter().map(|s| s.totals().lost).sum();
         assert!(lost > 50, "the queue overflows ({lost} lost)");
+        // Everyone leaves; running to the end drains what is in flight.
+        for n in [&mut lazy, &mut eager] {
+            for s in n.senders_mut() {
+                s.set_stop(6.5);
+            }
+        }
+        lazy.run_until(f64::INFINITY, &mut rng_lazy, |n, i| {
+            mi_end(&mut log_lazy, n, i)
+        });
+        run_until_one_event_at_a_time(&mut eager, f64::INFINITY, &mut rng_eager, |n, i| {
+            mi_end(&mut log_eager, n, i)
+        });
+        assert_eq!(lazy, eager);
+        assert_eq!(log_lazy, log_eager);
+        assert_eq!(lazy.now_s(), f64::INFINITY);
+        assert!(lazy.senders().iter().all(|s| s.in_flight() == 0));
+    }
+
+    #[test]
+    fn skipped_receiver_arrivals_do_not_pile_up_without_a_bound() {
+        // 3,000 pkt/s with no MI clock, run for 5 s in one call: 15,000 arrivals before the
+        // bound, of which at most the limit (and what is in flight) are held.
+        let link = Link::fixed(LinkParams {
+            bandwidth_pps: 4000.0,
+            delay_s: 0.01,
+            queue_pkts: 50.0,
+            loss: 0.0,
+        });
+        let make = || {
+            Network::new(
+                link.clone(),
+                vec![Sender::new(3000.0, Pacing::Continuous, 0.0)],
+            )
+        };
+        let (mut lazy, mut eager) = (make(), make());
+        let (mut a, mut b) = (ChaCha8Rng::seed_from_u64(2), ChaCha8Rng::seed_from_u64(2));
+        lazy.run_until(5.0, &mut a, |_, _| {});
+        run_until_one_event_at_a_time(&mut eager, 5.0, &mut b, |_, _| {});
+        assert_eq!(lazy, eager);
+        let held = lazy.senders()[0].at_receiver.capacity();
+        assert!(held <= 2 * PENDING_ARRIVALS_LIMIT, "capacity {held}");
+        assert!(lazy.senders()[0].totals().sent > 14_000);
     }
 
     fn net(rate: f64, delay_s: f64) -> Network {

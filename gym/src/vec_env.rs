@@ -368,7 +368,7 @@ impl VecEnv {
                     })
                 })
                 .collect();
-            let shares = Shares::new(jobs.len(), self.pool.current_num_threads());
+            let shares = Shares::new(jobs.len(), self.crew.size());
             let work = |worker: usize| {
                 while let Some(i) = shares.claim(worker) {
                     // Each env is claimed once: the lock is never contended.
