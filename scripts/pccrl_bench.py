@@ -19,6 +19,7 @@ import heapq
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -69,11 +70,12 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--count-events", action="store_true")
     args = parser.parse_args()
-    sim_dir = os.path.join(args.checkout, "src", "gym")
+    sim_dir = os.path.join(os.path.abspath(args.checkout), "src", "gym")
     if not os.path.isfile(os.path.join(sim_dir, "network_sim.py")):
         sys.exit(f"pccrl_bench: no src/gym/network_sim.py under {args.checkout}")
     stand_in = tempfile.mkdtemp(prefix="pccrl-gym-")
     write_gym_stand_in(stand_in)
+    os.chdir(stand_in)  # PCC-RL writes its episode logs (pcc_env_log_run_*.json) here
     sys.path[:0] = [stand_in, sim_dir]
     pops = count_pops() if args.count_events else None
     sys.argv = sys.argv[:1]  # PCC-RL parses the command line at import
@@ -94,6 +96,8 @@ def main():
             env.reset()
     wall = time.perf_counter() - start
     sys.stdout = stdout
+    os.chdir("/")
+    shutil.rmtree(stand_in, ignore_errors=True)
     result = {"env_steps_per_sec": args.steps / wall, "env_steps": args.steps, "wall_seconds": wall}
     if pops is not None:
         result["events_per_step"] = pops[0] / args.steps
