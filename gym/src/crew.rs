@@ -74,6 +74,7 @@ impl Crew {
 
     /// Runs `job(0)` on the calling thread and `job(1)`..`job(workers)` on the workers, and
     /// returns when all are done; a panic in any of them is resumed here.
+    ///
     /// `&mut self`: one run at a time, and a job cannot start another run on its own crew.
     pub(crate) fn run(&mut self, job: &(dyn Fn(usize) + Sync)) {
         if self.threads.is_empty() {
