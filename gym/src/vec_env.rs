@@ -11,13 +11,12 @@ use crate::crew::Crew;
 use crate::env::{Action, Env, EnvSnapshot, StepInfo};
 use crate::scenario::Scenario;
 use crate::sim::SimCounters;
-use rayon::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Errors of batch construction and stepping.
 #[derive(Debug, thiserror::Error)]
 pub enum VecEnvError {
-    /// Zero envs or a thread pool that failed to start.
+    /// Zero envs or worker threads that failed to start.
     #[error("{0}")]
     Setup(String),
     /// An input slice of the wrong length.
@@ -54,9 +53,7 @@ struct Slot {
 /// learned sender every lane completes and is ready at every step.
 pub struct VecEnv {
     envs: Vec<Env>,
-    /// Builds and resets the envs.
-    pool: rayon::ThreadPool,
-    /// Steps the envs, with the calling thread.
+    /// Builds, resets and steps the envs, with the calling thread.
     crew: Crew,
     obs_len: usize,
     slots: usize,
@@ -97,7 +94,7 @@ pub struct VecStep<'a> {
 }
 
 impl VecEnv {
-    /// `n` envs seeded with (seed, index), stepped by a pool of `threads` workers.
+    /// `n` envs seeded with (seed, index), stepped by `threads` threads (the caller's included).
     pub fn new(
         scenario: Arc<Scenario>,
         n: usize,
@@ -120,18 +117,19 @@ impl VecEnv {
         crate::limits::check_envs(n).map_err(|m| VecEnvError::Setup(format!("envs: {m}")))?;
         crate::limits::check_threads(threads)
             .map_err(|m| VecEnvError::Setup(format!("threads: {m}")))?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| VecEnvError::Setup(format!("threads: {e}")))?;
-        let crew =
+        let mut crew =
             Crew::new(threads - 1).map_err(|e| VecEnvError::Setup(format!("threads: {e}")))?;
-        let envs: Vec<Env> = pool.install(|| {
-            (0..n)
-                .into_par_iter()
-                .map(|i| Env::new(scenario.clone(), seed, (first + i) as u64))
-                .collect()
+        let built: Vec<Mutex<Option<Env>>> = (0..n).map(|_| Mutex::new(None)).collect();
+        for_each_env(&mut crew, n, &|i| {
+            *lock(&built[i]) = Some(Env::new(scenario.clone(), seed, (first + i) as u64));
         });
+        let envs: Vec<Env> = built
+            .into_iter()
+            .map(|cell| {
+                let env = cell.into_inner().unwrap_or_else(PoisonError::into_inner);
+                env.expect("for_each_env builds every env")
+            })
+            .collect();
         let obs_len = scenario.obs_len();
         let slots = scenario.config().observed_senders().len();
         let lanes = n * slots;
@@ -149,7 +147,6 @@ impl VecEnv {
             ready_lanes: Vec::with_capacity(lanes),
             infos: vec![StepInfo::default(); lanes],
             envs,
-            pool,
             crew,
             obs_len,
             slots,
@@ -263,8 +260,9 @@ impl VecEnv {
 
     /// Resets every env; env `i` is reseeded with (seed, i). Returns the observations.
     pub fn reset(&mut self, seed: u64) -> &[f32] {
-        self.pool.install(|| {
-            self.envs.par_iter_mut().for_each(|e| e.reset(Some(seed)));
+        let envs: Vec<Mutex<&mut Env>> = self.envs.iter_mut().map(Mutex::new).collect();
+        for_each_env(&mut self.crew, envs.len(), &|i| {
+            lock(&envs[i]).reset(Some(seed))
         });
         self.gather_observations();
         &self.obs
@@ -328,7 +326,7 @@ impl VecEnv {
     /// Whether envs step on the calling thread: with one worker thread or one env there is
     /// nothing to run in parallel. Results are the same either way (each env steps alone).
     fn inline(&self) -> bool {
-        self.envs.len() == 1 || self.pool.current_num_threads() == 1
+        self.envs.len() == 1 || self.crew.size() == 1
     }
 
     /// Steps every env with the actions in `lane_actions`, then gathers the lanes' results.
@@ -342,7 +340,7 @@ impl VecEnv {
         let results = &mut self.lane_results;
         let actions = &self.lane_actions;
         if inline {
-            // One worker, or one env: the pool's hand-off would be all the cost.
+            // One thread, or one env: the hand-off would be all the cost.
             envs.iter_mut()
                 .zip(obs.chunks_exact_mut(d * k))
                 .zip(final_obs.chunks_exact_mut(d * k))
@@ -352,14 +350,14 @@ impl VecEnv {
                     step_env(env, acts, res, o, fo, d);
                 });
         } else {
-            let jobs: Vec<std::sync::Mutex<EnvJob<'_>>> = envs
+            let jobs: Vec<Mutex<EnvJob<'_>>> = envs
                 .iter_mut()
                 .zip(obs.chunks_exact_mut(d * k))
                 .zip(final_obs.chunks_exact_mut(d * k))
                 .zip(results.chunks_exact_mut(k))
                 .zip(actions.chunks_exact(k))
                 .map(|((((env, obs), final_obs), results), actions)| {
-                    std::sync::Mutex::new(EnvJob {
+                    Mutex::new(EnvJob {
                         env,
                         obs,
                         final_obs,
@@ -368,22 +366,17 @@ impl VecEnv {
                     })
                 })
                 .collect();
-            let shares = Shares::new(jobs.len(), self.crew.size());
-            let work = |worker: usize| {
-                while let Some(i) = shares.claim(worker) {
-                    // Each env is claimed once: the lock is never contended.
-                    let mut job = jobs[i].lock().unwrap_or_else(|p| p.into_inner());
-                    let EnvJob {
-                        env,
-                        obs,
-                        final_obs,
-                        results,
-                        actions,
-                    } = &mut *job;
-                    step_env(env, actions, results, obs, final_obs, d);
-                }
-            };
-            self.crew.run(&work);
+            for_each_env(&mut self.crew, jobs.len(), &|i| {
+                let mut job = lock(&jobs[i]);
+                let EnvJob {
+                    env,
+                    obs,
+                    final_obs,
+                    results,
+                    actions,
+                } = &mut *job;
+                step_env(env, actions, results, obs, final_obs, d);
+            });
         }
         self.ready_lanes.clear();
         for (lane, s) in self.lane_results.iter().enumerate() {
@@ -418,6 +411,22 @@ impl VecEnv {
             ready: &self.ready,
         }
     }
+}
+
+/// Runs `f(i)` once for every env index `i < n`, on the crew's threads (see [`Shares`]).
+fn for_each_env(crew: &mut Crew, n: usize, f: &(dyn Fn(usize) + Sync)) {
+    let shares = Shares::new(n, crew.size());
+    crew.run(&|worker| {
+        while let Some(i) = shares.claim(worker) {
+            f(i);
+        }
+    });
+}
+
+/// An env's cell: each index is claimed once, so the lock is never contended; it only lets a
+/// worker reach its env through a shared reference.
+fn lock<T>(cell: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    cell.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One env and its lanes' buffers, for the step of one worker.
