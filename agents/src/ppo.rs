@@ -315,15 +315,13 @@ fn finite(what: &'static str, value: f64, epoch: usize) -> Result<f64, UpdateErr
 fn optimizer_step(
     opt: &mut Adam,
     parts: &LossParts,
-    max_grad_norm: f64,
+    cfg: &PpoConfig,
     epoch: usize,
 ) -> Result<f64, UpdateError> {
-    finite("loss", parts.loss.double_value(&[]), epoch)?;
+    let loss = finite("loss", parts.loss.double_value(&[]), epoch)?;
     opt.zero_grad();
     parts.loss.backward();
-    let norm = finite("gradient norm", opt.clip_grad_norm(max_grad_norm), epoch)?;
-    opt.step();
-    Ok(norm)
+    step_on_gradient(opt, loss, cfg, epoch)
 }
 
 /// Where `k` near-equal minibatches of `n` samples start and end: `k + 1` increasing bounds
@@ -420,7 +418,7 @@ pub fn update<R: Rng>(
     let step = |epoch: usize, chunk: &[i64]| {
         let (values, norm) = if replicas.is_empty() || !tensors.groups.is_empty() {
             let parts = tensors.loss(model, chunk, cfg, ent_coef);
-            let norm = optimizer_step(opt, &parts, cfg.max_grad_norm, epoch)?;
+            let norm = optimizer_step(opt, &parts, cfg, epoch)?;
             (LossValues::of(&parts), norm)
         } else {
             let mb = tensors.rows.select(&tensors.index(chunk));
