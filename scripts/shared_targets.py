@@ -13,6 +13,8 @@ mocc-grid.yaml and mocc-preference.yaml into OUT_DIR/<suite>, then reports:
 - rtt: rate ratio of the 20 ms flow over the 80 ms flow, as min/max (target >= 0.5);
 - friendliness: policy / Cubic rate ratio on 1 and 4 BDP buffers (target 0.5-2);
 - leo: utilization and RTT ratio over 120 s, mean of 3 seeds (targets >= 0.8, <= 1.5);
+- floor: utilization over 20 s starting from the 40 pkt/s rate floor on 800 pkt/s, mean of 3
+  seeds (no target; how fast a flow that fell to the floor climbs back);
 - grid: median `mocc_reward` on mocc-grid (target >= 0.978);
 - preference: Spearman rank correlation of w_thr with utilization (target >= 0.8).
 
@@ -64,8 +66,9 @@ def friendliness(out):
             for r in rows(os.path.join(out, "shared", "friendliness.csv"))}
 
 
-def leo(out):
-    runs = [r for r in rows(os.path.join(out, "shared", "results.csv")) if r["network"] == "leo"]
+def scenario(out, name):
+    """Mean utilization and RTT ratio of a shared.yaml scenario's runs."""
+    runs = [r for r in rows(os.path.join(out, "shared", "results.csv")) if r["network"] == name]
     return [round(statistics.mean(float(r[c]) for r in runs), 3)
             for c in ("utilization", "rtt_ratio")]
 
@@ -97,7 +100,8 @@ def main(argv):
         "objectives_min_max_ratio": pair_ratio(out, "shared-objectives"),
         "rtt_min_max_ratio": pair_ratio(out, "shared-rtt"),
         "friendliness": friendliness(out),
-        "leo_utilization_rtt_ratio": leo(out),
+        "leo_utilization_rtt_ratio": scenario(out, "leo"),
+        "floor_utilization_rtt_ratio": scenario(out, "floor-recovery"),
         "grid_median": grid(out),
         "preference_spearman": preference(out),
     }))

@@ -1,4 +1,5 @@
-//! Shared bottlenecks, outages, Mahimahi traces, schedules and the windowed latency baseline.
+//! Shared bottlenecks, outages, Mahimahi traces, schedules and the windowed and drain-aware
+//! latency baselines.
 
 use mocc_gym::config::{OutageConfig, ScheduleEntry};
 use mocc_gym::{
@@ -328,10 +329,10 @@ fn latency_ratio(env: &Env) -> f64 {
     f64::from(obs[obs.len() - features.len() + col])
 }
 
-/// Latency ratio after each step, with the one-way delay going from 0.05 to 0.15 s at t = 5
-/// (base RTT 0.1 -> 0.3) and a sender well under capacity (no queueing).
-fn ratios_after_delay_step(mode: BaselineMode) -> Vec<(f64, f64)> {
-    let mut cfg = fixed(100.0, 0.05, 10.0, 50.0);
+/// An agent starting at `pps` on a 100 pkt/s link whose one-way delay goes from 0.05 to 0.15 s
+/// at t = 5 (base RTT 0.1 -> 0.3), with the latency baseline `mode`.
+fn delay_step_env(mode: BaselineMode, pps: f64) -> Env {
+    let mut cfg = fixed(100.0, 0.05, 10.0, pps);
     cfg.link.schedule = vec![ScheduleEntry {
         time_s: 5.0,
         bandwidth_pps: None,
@@ -339,7 +340,13 @@ fn ratios_after_delay_step(mode: BaselineMode) -> Vec<(f64, f64)> {
         loss: None,
     }];
     cfg.observation.latency_baseline = mode;
-    let mut env = env_of(cfg);
+    env_of(cfg)
+}
+
+/// Latency ratio after each step across the delay step, the sender well under capacity (no
+/// queueing).
+fn ratios_after_delay_step(mode: BaselineMode) -> Vec<(f64, f64)> {
+    let mut env = delay_step_env(mode, 50.0);
     let mut out = Vec::new();
     while env.network().now_s() < 12.0 {
         let s = env.step(Action::Rate(50.0));
@@ -383,6 +390,61 @@ fn windowed_min_baseline_follows_a_base_rtt_increase() {
     }
     for (t, x) in late_c {
         assert!((x - 3.0).abs() < 1e-5, "connection_min at {t}: ratio {x}");
+    }
+}
+
+/// Latency ratio at the end of each MI across the delay step, the agent sending at `rate(t)`;
+/// the queue never builds (rates under 100).
+fn ratios_with_rates(mode: BaselineMode, rate: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
+    let mut env = delay_step_env(mode, 90.0);
+    let mut out = Vec::new();
+    while env.network().now_s() < 12.0 {
+        let s = env.step(Action::Rate(rate(env.network().now_s())));
+        if s.info.mean_rtt_s > 0.0 {
+            out.push((s.info.time_s, latency_ratio(&env)));
+        }
+    }
+    out
+}
+
+#[test]
+fn drain_aware_baseline_follows_a_base_rtt_increase_once_the_sender_backs_off() {
+    // 90 pkt/s until t = 7, then 40 pkt/s: under half of the 90 pkt/s the path delivered.
+    let mode = BaselineMode::DrainAware {
+        seconds: 10.0,
+        drain_fraction: 0.5,
+    };
+    let backs_off = |t: f64| if t < 7.0 { 90.0 } else { 40.0 };
+    let drain = ratios_with_rates(mode, backs_off);
+    let windowed = ratios_with_rates(BaselineMode::WindowedMin { seconds: 10.0 }, backs_off);
+    let steady = ratios_with_rates(mode, |_| 90.0);
+    let in_span = |r: &[(f64, f64)], from: f64, to: f64| -> Vec<f64> {
+        r.iter()
+            .filter(|(t, _)| *t > from && *t < to)
+            .map(|&(_, x)| x)
+            .collect()
+    };
+    for x in in_span(&drain, 1.0, 5.0) {
+        assert!((x - 1.0).abs() < 1e-6, "before the step: {x}");
+    }
+    // At 90 pkt/s nothing tells the new base RTT from a queue: 0.3 / 0.1.
+    let at_full_rate = in_span(&drain, 5.6, 7.0);
+    assert!(!at_full_rate.is_empty());
+    for x in at_full_rate {
+        assert!((x - 3.0).abs() < 1e-5, "at full rate after the step: {x}");
+    }
+    // Backing off to 40 pkt/s with a flat RTT drains: the baseline is the new path's.
+    let backed_off = in_span(&drain, 7.5, 12.0);
+    assert!(backed_off.len() > 10);
+    for x in backed_off {
+        assert!((x - 1.0).abs() < 1e-6, "after backing off: {x}");
+    }
+    // A 10 s windowed minimum still holds the old path, and so does the drain-aware one
+    // while the sender never backs off.
+    for r in [&windowed, &steady] {
+        for x in in_span(r, 7.5, 12.0) {
+            assert!((x - 3.0).abs() < 1e-5, "without a drain: {x}");
+        }
     }
 }
 

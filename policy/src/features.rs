@@ -1,4 +1,4 @@
-//! Aurora's monitor-interval metrics, selectable by name, and the latency-ratio baseline.
+//! Aurora's monitor-interval metrics, selectable by name.
 //!
 //! Definitions and guards follow PCC-RL's `sender_obs.py`: every metric of an empty interval is
 //! finite, `latency ratio` divides by the connection's minimum MI latency (or a windowed minimum),
@@ -6,7 +6,6 @@
 
 use crate::mi::MonitorInterval;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
 
@@ -293,103 +292,10 @@ impl<'de> Deserialize<'de> for FeatureSet {
     }
 }
 
-/// How the latency-ratio baseline is formed from MI mean latencies.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum BaselineMode {
-    /// Aurora: the minimum MI mean latency over the whole connection.
-    #[default]
-    ConnectionMin,
-    /// The minimum MI mean latency among MIs that ended in the last `seconds` (the most recent
-    /// MI with samples is always kept), so the baseline follows base-RTT increases.
-    WindowedMin {
-        /// Window length in seconds (> 0).
-        seconds: f64,
-    },
-}
-
-/// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyBaseline {
-    mode: BaselineMode,
-    version: MetricsVersion,
-    conn_min: Option<f64>,
-    window: VecDeque<(f64, f64)>,
-}
-
-impl LatencyBaseline {
-    /// A fresh connection.
-    pub fn new(mode: BaselineMode, version: MetricsVersion) -> Self {
-        Self {
-            mode,
-            version,
-            conn_min: None,
-            window: VecDeque::new(),
-        }
-    }
-
-    /// Forgets everything (a new connection).
-    pub fn reset(&mut self) {
-        self.conn_min = None;
-        self.window.clear();
-    }
-
-    /// The baseline without updating it (the version's empty baseline before any sample).
-    pub fn current(&self) -> f64 {
-        let empty = self.version.empty_baseline_s();
-        match self.mode {
-            BaselineMode::ConnectionMin => self.conn_min.unwrap_or(empty),
-            BaselineMode::WindowedMin { .. } => self
-                .window
-                .iter()
-                .map(|&(_, lat)| lat)
-                .reduce(f64::min)
-                .unwrap_or(empty),
-        }
-    }
-
-    /// Folds one MI in (MIs without RTT samples change nothing) and returns the new baseline.
-    pub fn observe(&mut self, mi: &MonitorInterval) -> f64 {
-        let latency = mi.avg_latency_s();
-        match self.mode {
-            BaselineMode::ConnectionMin => {
-                if latency > 0.0 && self.conn_min.is_none_or(|m| latency < m) {
-                    self.conn_min = Some(latency);
-                }
-            }
-            BaselineMode::WindowedMin { seconds } => {
-                let now = mi.send_end_s;
-                if latency > 0.0 {
-                    self.window.push_back((now, latency));
-                }
-                while self.window.len() > 1
-                    && self.window.front().is_some_and(|&(t, _)| t < now - seconds)
-                {
-                    self.window.pop_front();
-                }
-            }
-        }
-        self.current()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mi::{RttSummary, BYTES_PER_PACKET};
-
-    fn mi(start: f64, end: f64, sent: f64, acked: f64, rtts: &[f64]) -> MonitorInterval {
-        MonitorInterval {
-            bytes_sent: sent * BYTES_PER_PACKET,
-            bytes_acked: acked * BYTES_PER_PACKET,
-            bytes_lost: 0.0,
-            send_start_s: start,
-            send_end_s: end,
-            recv_start_s: start,
-            recv_end_s: end,
-            rtt: RttSummary::from_samples(rtts),
-        }
-    }
+    use crate::mi::test_interval as mi;
 
     #[test]
     fn names_round_trip_and_unknown_is_listed() {
@@ -454,30 +360,5 @@ mod tests {
         // send ratio guard: nothing acked -> 1.
         let none = mi(0.0, 0.5, 3.0, 0.0, &[]);
         assert_eq!(Feature::SendRatio.value(&none, 0.1, D), 1.0);
-    }
-
-    #[test]
-    fn connection_min_ignores_empty_intervals() {
-        let mut b = LatencyBaseline::new(BaselineMode::ConnectionMin, D);
-        assert_eq!(b.current(), NO_BASELINE_LATENCY_S);
-        assert_eq!(
-            LatencyBaseline::new(BaselineMode::ConnectionMin, A).current(),
-            0.0
-        );
-        assert_eq!(b.observe(&mi(0.0, 1.0, 1.0, 1.0, &[0.3])), 0.3);
-        assert_eq!(b.observe(&mi(1.0, 2.0, 1.0, 0.0, &[])), 0.3);
-        assert_eq!(b.observe(&mi(2.0, 3.0, 1.0, 1.0, &[0.2])), 0.2);
-        assert_eq!(b.observe(&mi(3.0, 4.0, 1.0, 1.0, &[0.5])), 0.2);
-    }
-
-    #[test]
-    fn windowed_min_forgets_old_minimum() {
-        let mut b = LatencyBaseline::new(BaselineMode::WindowedMin { seconds: 2.0 }, A);
-        assert_eq!(b.observe(&mi(0.0, 1.0, 1.0, 1.0, &[0.1])), 0.1);
-        assert_eq!(b.observe(&mi(1.0, 2.0, 1.0, 1.0, &[0.4])), 0.1);
-        // At t = 3.5 the sample from t = 1 is older than 2 s.
-        assert_eq!(b.observe(&mi(2.0, 3.5, 1.0, 1.0, &[0.5])), 0.4);
-        // A gap with no samples keeps the newest one.
-        assert_eq!(b.observe(&mi(3.5, 10.0, 1.0, 0.0, &[])), 0.5);
     }
 }

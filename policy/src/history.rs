@@ -1,6 +1,7 @@
 //! The observation a policy sees: the feature rows of the last `eta` MIs, oldest first.
 
-use crate::features::{BaselineMode, FeatureSet, LatencyBaseline, MetricsVersion};
+use crate::baseline::{BaselineMode, LatencyBaseline};
+use crate::features::{FeatureSet, MetricsVersion};
 use crate::mi::MonitorInterval;
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +18,8 @@ pub struct ObservationConfig {
     /// Number of MIs in the observation, oldest first (eta; Aurora: 10).
     #[serde(default = "default_history_len")]
     pub history_len: usize,
-    /// Baseline of `latency ratio`: `connection_min` (Aurora) or `{windowed_min: {seconds: S}}`.
+    /// Baseline of `latency ratio`: `connection_min` (Aurora), `{windowed_min: {seconds: S}}` or
+    /// `{drain_aware: {seconds: S, drain_fraction: F}}`.
     #[serde(default)]
     pub latency_baseline: BaselineMode,
 }
@@ -66,15 +68,7 @@ impl ObservationConfig {
                 ),
             ));
         }
-        if let BaselineMode::WindowedMin { seconds } = self.latency_baseline {
-            if !(seconds.is_finite() && seconds > 0.0) {
-                return Err((
-                    "latency_baseline.windowed_min.seconds",
-                    format!("must be > 0 (got {seconds})"),
-                ));
-            }
-        }
-        Ok(())
+        self.latency_baseline.validate()
     }
 }
 

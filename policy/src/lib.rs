@@ -16,6 +16,7 @@
 //!
 //! This crate never depends on libtorch.
 
+pub mod baseline;
 pub mod clock;
 pub mod controller;
 pub mod error;
@@ -31,14 +32,12 @@ pub mod rate;
 pub mod serde_float;
 pub mod spec;
 
+pub use baseline::{BaselineMode, LatencyBaseline};
 pub use clock::MiClock;
 pub use controller::Controller;
 pub use error::PolicyError;
 pub use export::{NamedTensors, Policy, PolicyWorkspace, SPEC_FILE, WEIGHTS_FILE};
-pub use features::{
-    BaselineMode, Feature, FeatureError, FeatureSet, LatencyBaseline, MetricsVersion,
-    NO_BASELINE_LATENCY_S,
-};
+pub use features::{Feature, FeatureError, FeatureSet, MetricsVersion, NO_BASELINE_LATENCY_S};
 pub use history::{ObservationBuilder, ObservationConfig};
 pub use mi::{MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, BYTES_PER_PACKET};
 pub use net::{Activation, OBJECTIVE_DIM};

@@ -369,6 +369,28 @@ pub const MAX_MI_S: f64 = 60.0;
 /// simulated MI to about a second of work whatever the rate, queue and delay.
 pub const MAX_MI_PACKETS: f64 = 1e6;
 
+/// An MI of `sent` and `acked` packets sent and received over `start..end`, nothing lost, with
+/// the given RTT samples (unit tests' shorthand).
+#[cfg(test)]
+pub(crate) fn test_interval(
+    start: f64,
+    end: f64,
+    sent: f64,
+    acked: f64,
+    rtts: &[f64],
+) -> MonitorInterval {
+    MonitorInterval {
+        bytes_sent: sent * BYTES_PER_PACKET,
+        bytes_acked: acked * BYTES_PER_PACKET,
+        bytes_lost: 0.0,
+        send_start_s: start,
+        send_end_s: end,
+        recv_start_s: start,
+        recv_end_s: end,
+        rtt: RttSummary::from_samples(rtts),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
