@@ -956,6 +956,11 @@ fn a_multi_flow_run_trains_resumes_and_exports_through_the_cli() {
     ]));
     assert_eq!(spec["action"]["max_rate_pps"], 2000.0, "{spec}");
     assert_eq!(spec["architecture"]["objective_dim"], 3);
+    // The observation travels whole: metric version and drain-aware baseline.
+    assert_eq!(spec["observation"]["metrics"], "delivered", "{spec}");
+    let baseline = &spec["observation"]["latency_baseline"]["drain_aware"];
+    assert_eq!(baseline["seconds"], 2.0, "{spec}");
+    assert_eq!(baseline["drain_fraction"], 0.5, "{spec}");
     let _ = std::fs::remove_dir_all(run);
     let _ = std::fs::remove_dir_all(export);
 }
