@@ -110,7 +110,18 @@ pub fn is_drained(
         && mi.send_rate_pps() <= drain_fraction * max_delivery_pps
 }
 
-/// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI.
+/// What a connection's history says about its path, as features read it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathEstimate {
+    /// The latency baseline (s).
+    pub baseline_s: f64,
+    /// The highest delivery rate (packets/s) of the baseline's window (the whole connection for
+    /// `connection_min`); 0 before any packet was delivered.
+    pub peak_delivery_pps: f64,
+}
+
+/// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI,
+/// and the peak delivery rate over the same window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyBaseline {
     mode: BaselineMode,
@@ -118,10 +129,13 @@ pub struct LatencyBaseline {
     conn_min: Option<f64>,
     /// (MI end, MI mean latency) of the windowed modes, oldest first.
     window: VecDeque<(f64, f64)>,
-    /// (MI end, delivery rate in packets/s) of the drain-aware mode, oldest first, kept
-    /// decreasing so the front is the window's highest.
+    /// (MI end, delivery rate in packets/s), oldest first, kept decreasing so the front is the
+    /// window's highest.
     #[serde(default)]
     deliveries: VecDeque<(f64, f64)>,
+    /// Highest delivery rate (packets/s) of the connection (`connection_min` mode).
+    #[serde(default)]
+    conn_peak_pps: f64,
     /// Mean latency of the last MI with RTT samples (drain-aware mode).
     #[serde(default)]
     last_latency_s: Option<f64>,
@@ -136,6 +150,7 @@ impl LatencyBaseline {
             conn_min: None,
             window: VecDeque::new(),
             deliveries: VecDeque::new(),
+            conn_peak_pps: 0.0,
             last_latency_s: None,
         }
     }
@@ -145,6 +160,7 @@ impl LatencyBaseline {
         self.conn_min = None;
         self.window.clear();
         self.deliveries.clear();
+        self.conn_peak_pps = 0.0;
         self.last_latency_s = None;
     }
 
@@ -162,16 +178,29 @@ impl LatencyBaseline {
         }
     }
 
-    /// Folds one MI in (MIs without RTT samples change nothing) and returns the new baseline.
+    /// The baseline and the peak delivery rate, without updating them.
+    pub fn estimate(&self) -> PathEstimate {
+        PathEstimate {
+            baseline_s: self.current(),
+            peak_delivery_pps: self.max_delivery_pps(),
+        }
+    }
+
+    /// Folds one MI in (MIs without RTT samples leave the latency side unchanged) and returns
+    /// the new baseline.
     pub fn observe(&mut self, mi: &MonitorInterval) -> f64 {
         match self.mode {
             BaselineMode::ConnectionMin => {
+                self.conn_peak_pps = self.conn_peak_pps.max(delivery_pps(mi));
                 let latency = mi.avg_latency_s();
                 if latency > 0.0 && self.conn_min.is_none_or(|m| latency < m) {
                     self.conn_min = Some(latency);
                 }
             }
-            BaselineMode::WindowedMin { seconds } => self.push_latency(mi, seconds),
+            BaselineMode::WindowedMin { seconds } => {
+                self.push_delivery(mi, seconds);
+                self.push_latency(mi, seconds);
+            }
             BaselineMode::DrainAware {
                 seconds,
                 drain_fraction,
@@ -190,9 +219,13 @@ impl LatencyBaseline {
         self.current()
     }
 
-    /// The highest delivery rate (packets/s) of the drain-aware window (0 when empty).
+    /// The highest delivery rate (packets/s) of the window, or of the connection for
+    /// `connection_min` (0 before any delivery).
     pub fn max_delivery_pps(&self) -> f64 {
-        self.deliveries.front().map_or(0.0, |&(_, pps)| pps)
+        match self.mode {
+            BaselineMode::ConnectionMin => self.conn_peak_pps,
+            _ => self.deliveries.front().map_or(0.0, |&(_, pps)| pps),
+        }
     }
 
     /// Adds the MI's latency to the window and drops samples older than `seconds`, keeping
@@ -209,11 +242,10 @@ impl LatencyBaseline {
         }
     }
 
-    /// Adds the MI's delivery rate (acknowledged packets over its duration, every packet
-    /// counted whatever the metric version) to the monotone window of the last `seconds`.
+    /// Adds the MI's [`delivery_pps`] to the monotone window of the last `seconds`.
     fn push_delivery(&mut self, mi: &MonitorInterval, seconds: f64) {
         let now = mi.send_end_s;
-        let pps = MetricsVersion::Delivered.throughput_pps(mi);
+        let pps = delivery_pps(mi);
         if pps > 0.0 {
             while self.deliveries.back().is_some_and(|&(_, p)| p <= pps) {
                 self.deliveries.pop_back();
@@ -228,6 +260,12 @@ impl LatencyBaseline {
             self.deliveries.pop_front();
         }
     }
+}
+
+/// An MI's delivery rate: acknowledged packets over its duration, every packet counted
+/// whatever the metric version.
+fn delivery_pps(mi: &MonitorInterval) -> f64 {
+    MetricsVersion::Delivered.throughput_pps(mi)
 }
 
 #[cfg(test)]
@@ -364,5 +402,34 @@ mod tests {
             .validate()
             .unwrap_err();
         assert_eq!(field, "latency_baseline.windowed_min.seconds");
+    }
+
+    #[test]
+    fn every_mode_keeps_the_peak_delivery_of_its_window() {
+        let mis = [
+            mi(0.0, 1.0, 100.0, 100.0, &[0.04; 4]),
+            mi(1.0, 2.0, 30.0, 30.0, &[0.04; 4]),
+            mi(2.0, 3.0, 20.0, 20.0, &[0.04; 4]),
+        ];
+        let modes = [
+            (BaselineMode::ConnectionMin, 100.0),
+            (BaselineMode::WindowedMin { seconds: 1.5 }, 30.0),
+            (
+                BaselineMode::DrainAware {
+                    seconds: 10.0,
+                    drain_fraction: 0.5,
+                },
+                100.0,
+            ),
+        ];
+        for (mode, peak) in modes {
+            let mut b = LatencyBaseline::new(mode, A);
+            for m in &mis {
+                b.observe(m);
+            }
+            let e = b.estimate();
+            assert_eq!(e.peak_delivery_pps, peak, "{mode:?}");
+            assert_eq!(e.baseline_s, 0.04, "{mode:?}");
+        }
     }
 }

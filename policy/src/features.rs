@@ -4,6 +4,7 @@
 //! finite, `latency ratio` divides by the connection's minimum MI latency (or a windowed minimum),
 //! and an observation value is the metric divided by the metric's scale.
 
+use crate::baseline::PathEstimate;
 use crate::mi::MonitorInterval;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -80,6 +81,11 @@ pub enum Feature {
     LatencyRatio,
     /// `send ratio`: send rate / recv rate (1 when undefined or above 1000).
     SendRatio,
+    /// `peak delivery ratio` (not in Aurora): send rate / the highest delivery rate of the
+    /// latency baseline's window (1 before any delivery). Below 1 a sender has room the path
+    /// recently gave; at the floor after a fall it reads far below 1, where every Aurora
+    /// feature reads as at a path's capacity.
+    PeakDeliveryRatio,
 }
 
 /// Errors naming a feature list entry.
@@ -98,7 +104,7 @@ pub enum FeatureError {
 
 impl Feature {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feature; 12] = [
+    pub const ALL: [Feature; 13] = [
         Feature::SendRate,
         Feature::RecvRate,
         Feature::SendDur,
@@ -111,6 +117,7 @@ impl Feature {
         Feature::ConnMinLatency,
         Feature::LatencyRatio,
         Feature::SendRatio,
+        Feature::PeakDeliveryRatio,
     ];
 
     /// Aurora's name of the feature.
@@ -128,6 +135,7 @@ impl Feature {
             Feature::ConnMinLatency => "conn min latency",
             Feature::LatencyRatio => "latency ratio",
             Feature::SendRatio => "send ratio",
+            Feature::PeakDeliveryRatio => "peak delivery ratio",
         }
     }
 
@@ -139,8 +147,9 @@ impl Feature {
         }
     }
 
-    /// The unscaled metric of `mi`, given the latency baseline in force after `mi`.
-    pub fn value(self, mi: &MonitorInterval, baseline_s: f64, version: MetricsVersion) -> f64 {
+    /// The unscaled metric of `mi`, given the path estimate in force after `mi`.
+    pub fn value(self, mi: &MonitorInterval, path: &PathEstimate, version: MetricsVersion) -> f64 {
+        let baseline_s = path.baseline_s;
         match self {
             Feature::SendRate => mi.send_rate_bps(),
             Feature::RecvRate => version.recv_rate_bps(mi),
@@ -168,6 +177,13 @@ impl Feature {
                 let send = mi.send_rate_bps();
                 if thr > 0.0 && send < 1000.0 * thr {
                     send / thr
+                } else {
+                    1.0
+                }
+            }
+            Feature::PeakDeliveryRatio => {
+                if path.peak_delivery_pps > 0.0 {
+                    mi.send_rate_pps() / path.peak_delivery_pps
                 } else {
                     1.0
                 }
@@ -269,12 +285,12 @@ impl FeatureSet {
     pub fn write_row(
         &self,
         mi: &MonitorInterval,
-        baseline_s: f64,
+        path: &PathEstimate,
         version: MetricsVersion,
         out: &mut [f32],
     ) {
         for (slot, f) in out.iter_mut().zip(&self.features) {
-            *slot = (f.value(mi, baseline_s, version) / f.scale()) as f32;
+            *slot = (f.value(mi, path, version) / f.scale()) as f32;
         }
     }
 }
@@ -296,6 +312,14 @@ impl<'de> Deserialize<'de> for FeatureSet {
 mod tests {
     use super::*;
     use crate::mi::test_interval as mi;
+
+    /// A path estimate with the given baseline and no delivery yet.
+    fn at(baseline_s: f64) -> PathEstimate {
+        PathEstimate {
+            baseline_s,
+            peak_delivery_pps: 0.0,
+        }
+    }
 
     #[test]
     fn names_round_trip_and_unknown_is_listed() {
@@ -319,10 +343,10 @@ mod tests {
         let set = FeatureSet::aurora();
         let mut row = [9.0f32; 3];
         // Aurora: baseline 0 -> latency ratio 1.
-        set.write_row(&empty, A.empty_baseline_s(), A, &mut row);
+        set.write_row(&empty, &at(A.empty_baseline_s()), A, &mut row);
         assert_eq!(row, [0.0, 1.0, 1.0]);
         // Delivered: baseline 1e4 -> latency ratio 0 / 1e4 = 0.
-        set.write_row(&empty, D.empty_baseline_s(), D, &mut row);
+        set.write_row(&empty, &at(D.empty_baseline_s()), D, &mut row);
         assert_eq!(row, [0.0, 0.0, 1.0]);
     }
 
@@ -335,7 +359,7 @@ mod tests {
         // Nothing acked: Aurora's value is negative, and send ratio falls back to 1.
         let none = mi(0.0, 0.5, 3.0, 0.0, &[]);
         assert_eq!(A.throughput_pps(&none), -2.0);
-        assert_eq!(Feature::SendRatio.value(&none, 0.1, A), 1.0);
+        assert_eq!(Feature::SendRatio.value(&none, &at(0.1), A), 1.0);
     }
 
     #[test]
@@ -343,22 +367,37 @@ mod tests {
         // 0.5 s MI, 10 sent, 5 acked, RTTs 0.1,0.1,0.2,0.2 -> increase 0.1, inflation 0.2/s.
         let m = mi(0.0, 0.5, 10.0, 5.0, &[0.1, 0.1, 0.2, 0.2]);
         let eps = 1e-12;
-        assert!((Feature::SentLatencyInflation.value(&m, 0.1, A) - 0.2).abs() < eps);
-        assert!((Feature::LatencyRatio.value(&m, 0.1, A) - 1.5).abs() < eps);
+        assert!((Feature::SentLatencyInflation.value(&m, &at(0.1), A) - 0.2).abs() < eps);
+        assert!((Feature::LatencyRatio.value(&m, &at(0.1), A) - 1.5).abs() < eps);
         // Aurora: 10 sent / 4 counted as received; delivered: 10 / 5.
-        assert!((Feature::SendRatio.value(&m, 0.1, A) - 2.5).abs() < eps);
-        assert!((Feature::SendRatio.value(&m, 0.1, D) - 2.0).abs() < eps);
+        assert!((Feature::SendRatio.value(&m, &at(0.1), A) - 2.5).abs() < eps);
+        assert!((Feature::SendRatio.value(&m, &at(0.1), D) - 2.0).abs() < eps);
         assert_eq!(
-            Feature::SendRate.value(&m, 0.1, A),
+            Feature::SendRate.value(&m, &at(0.1), A),
             8.0 * 10.0 * 1500.0 / 0.5
         );
         let mut row = [0.0f32; 1];
         FeatureSet::new(vec![Feature::SendRate])
             .unwrap()
-            .write_row(&m, 0.1, A, &mut row);
+            .write_row(&m, &at(0.1), A, &mut row);
         assert_eq!(row[0], (240_000.0 / 1e7) as f32);
         // send ratio guard: nothing acked -> 1.
         let none = mi(0.0, 0.5, 3.0, 0.0, &[]);
-        assert_eq!(Feature::SendRatio.value(&none, 0.1, D), 1.0);
+        assert_eq!(Feature::SendRatio.value(&none, &at(0.1), D), 1.0);
+    }
+
+    #[test]
+    fn peak_delivery_ratio_by_hand() {
+        // 0.5 s MI, 10 sent: 20 pkt/s against a peak of 80 pkt/s -> 0.25.
+        let m = mi(0.0, 0.5, 10.0, 5.0, &[0.1]);
+        let path = PathEstimate {
+            baseline_s: 0.1,
+            peak_delivery_pps: 80.0,
+        };
+        let f = Feature::PeakDeliveryRatio;
+        assert!((f.value(&m, &path, A) - 0.25).abs() < 1e-12);
+        // No delivery yet: 1, as send ratio without acknowledgements.
+        assert_eq!(f.value(&m, &at(0.1), A), 1.0);
+        assert_eq!("peak delivery ratio".parse::<Feature>(), Ok(f));
     }
 }

@@ -109,10 +109,10 @@ impl ObservationBuilder {
     pub fn reset(&mut self) {
         self.baseline.reset();
         let k = self.features.len();
-        let baseline = self.baseline.current();
+        let path = self.baseline.estimate();
         let empty = MonitorInterval::default();
         for row in self.rows.chunks_exact_mut(k) {
-            self.features.write_row(&empty, baseline, self.version, row);
+            self.features.write_row(&empty, &path, self.version, row);
         }
     }
 
@@ -138,12 +138,13 @@ impl ObservationBuilder {
 
     /// Folds a finished MI in: updates the baseline, drops the oldest row, appends the new one.
     pub fn record(&mut self, mi: &MonitorInterval) {
-        let baseline = self.baseline.observe(mi);
+        self.baseline.observe(mi);
+        let path = self.baseline.estimate();
         let k = self.features.len();
         self.rows.copy_within(k.., 0);
         let n = self.rows.len();
         self.features
-            .write_row(mi, baseline, self.version, &mut self.rows[n - k..]);
+            .write_row(mi, &path, self.version, &mut self.rows[n - k..]);
     }
 
     /// The newest row (the features of the last recorded MI).
