@@ -956,8 +956,12 @@ fn a_multi_flow_run_trains_resumes_and_exports_through_the_cli() {
     ]));
     assert_eq!(spec["action"]["max_rate_pps"], 2000.0, "{spec}");
     assert_eq!(spec["architecture"]["objective_dim"], 3);
-    // The observation travels whole: metric version and drain-aware baseline.
+    // The observation travels whole: metric version, features and drain-aware baseline.
     assert_eq!(spec["observation"]["metrics"], "delivered", "{spec}");
+    assert_eq!(
+        spec["observation"]["features"][3], "peak delivery ratio",
+        "{spec}"
+    );
     let baseline = &spec["observation"]["latency_baseline"]["drain_aware"];
     assert_eq!(baseline["seconds"], 2.0, "{spec}");
     assert_eq!(baseline["drain_fraction"], 0.5, "{spec}");
@@ -973,9 +977,28 @@ fn init_starts_a_new_run_from_trained_weights() {
     let j = train_into(
         "configs/tiny-shared.yaml",
         &second,
-        &["--init", first.to_str().unwrap()],
+        &[
+            "--init",
+            first.to_str().unwrap(),
+            "--set",
+            "scenario.observation.features=[sent latency inflation, latency ratio, send ratio]",
+        ],
     );
     assert!(j["env_steps"].as_u64().unwrap() > 0, "{j}");
+    // tiny-shared's own four features make a 40-value observation: refused, sizes named.
+    let other_obs = temp_path("init-other-obs");
+    let refused = mocc(&[
+        "train",
+        "configs/tiny-shared.yaml",
+        "--out",
+        other_obs.to_str().unwrap(),
+        "--init",
+        first.to_str().unwrap(),
+    ]);
+    assert_fails_naming(
+        &refused,
+        "observation size 30 does not match the scenario's 40",
+    );
     // A checkpoint of another architecture is refused with its path named.
     let aurora = temp_path("init-aurora");
     train_into("configs/tiny.yaml", &aurora, &[]);
@@ -989,7 +1012,7 @@ fn init_starts_a_new_run_from_trained_weights() {
         aurora.to_str().unwrap(),
     ]);
     assert_fails_naming(&bad, "init-aurora");
-    for d in [first, second, aurora, third] {
+    for d in [first, second, other_obs, aurora, third] {
         let _ = std::fs::remove_dir_all(d);
     }
 }
