@@ -13,8 +13,8 @@ mocc-grid.yaml and mocc-preference.yaml into OUT_DIR/<suite>, then reports:
 - rtt: rate ratio of the 20 ms flow over the 80 ms flow, as min/max (target >= 0.5);
 - friendliness: policy / Cubic rate ratio on 1 and 4 BDP buffers (target 0.5-2);
 - leo: utilization and RTT ratio over 120 s, mean of 3 seeds (targets >= 0.8, <= 1.5);
-- floor: utilization over 20 s starting from the 40 pkt/s rate floor on 800 pkt/s, mean of 3
-  seeds (no target; how fast a flow that fell to the floor climbs back);
+- floor: utilization and RTT ratio over 20 s starting from the 40 pkt/s rate floor on
+  800 pkt/s, mean of 3 seeds (no target; how fast a flow that fell to the floor climbs back);
 - grid: median `mocc_reward` on mocc-grid (target >= 0.978);
 - preference: Spearman rank correlation of w_thr with utilization (target >= 0.8).
 
@@ -67,8 +67,10 @@ def friendliness(out):
 
 
 def scenario(out, name):
-    """Mean utilization and RTT ratio of a shared.yaml scenario's runs."""
+    """Mean utilization and RTT ratio of a shared.yaml scenario's runs (None without runs)."""
     runs = [r for r in rows(os.path.join(out, "shared", "results.csv")) if r["network"] == name]
+    if not runs:
+        return None
     return [round(statistics.mean(float(r[c]) for r in runs), 3)
             for c in ("utilization", "rtt_ratio")]
 

@@ -449,6 +449,48 @@ fn drain_aware_baseline_follows_a_base_rtt_increase_once_the_sender_backs_off() 
 }
 
 #[test]
+fn drain_aware_baseline_keeps_a_standing_queue_after_a_capacity_drop() {
+    // 100 pkt/s, 0.1 s base RTT, 50 packets of queue; at t = 5 the capacity falls to 45 pkt/s.
+    // The agent overdrives it until t = 6 (a full queue, over a second of delay), then sends
+    // 44 pkt/s: under half the 100 pkt/s peak, but the queue drains at 1 pkt/s only.
+    let mut cfg = fixed(100.0, 0.05, 50.0, 95.0);
+    cfg.link.schedule = vec![ScheduleEntry {
+        time_s: 5.0,
+        bandwidth_pps: Some(45.0),
+        delay_s: None,
+        loss: None,
+    }];
+    cfg.observation.latency_baseline = BaselineMode::DrainAware {
+        seconds: 10.0,
+        drain_fraction: 0.5,
+    };
+    let mut env = env_of(cfg);
+    let mut after = Vec::new();
+    while env.network().now_s() < 12.0 {
+        let now = env.network().now_s();
+        let rate = if now < 5.0 {
+            95.0
+        } else if now < 6.0 {
+            110.0
+        } else {
+            44.0
+        };
+        let s = env.step(Action::Rate(rate));
+        if s.info.time_s > 7.0 && s.info.mean_rtt_s > 0.0 {
+            assert!(s.info.mean_rtt_s > 0.5, "the queue drained: {:?}", s.info);
+            after.push(latency_ratio(&env));
+        }
+    }
+    assert!(after.len() > 5);
+    for x in after {
+        assert!(
+            x > 5.0,
+            "the standing queue read as the base RTT: ratio {x}"
+        );
+    }
+}
+
+#[test]
 fn on_off_sender_is_silent_while_off() {
     let link = Link::fixed(LinkParams {
         bandwidth_pps: 100.0,

@@ -79,7 +79,10 @@ impl Controller {
         self.rate_pps
     }
 
-    /// Folds in a finished MI and returns the rate for the next one.
+    /// Folds in a finished MI and returns the rate for the next one. The MI should be formed
+    /// as training formed it ([`crate::MiCounters`]: send and receive spans equal to the MI's
+    /// boundaries); delivery rates from first-to-last-ack spans would be higher and spikier,
+    /// and so would the peak the drain-aware baseline and `peak delivery ratio` read.
     pub fn on_monitor_interval(&mut self, mi: &MonitorInterval) -> f64 {
         if self.clock.on_mi(mi) {
             self.decide();

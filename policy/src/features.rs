@@ -1,8 +1,9 @@
 //! Aurora's monitor-interval metrics, selectable by name.
 //!
 //! Definitions and guards follow PCC-RL's `sender_obs.py`: every metric of an empty interval is
-//! finite, `latency ratio` divides by the connection's minimum MI latency (or a windowed minimum),
-//! and an observation value is the metric divided by the metric's scale.
+//! finite, `latency ratio` divides by the latency baseline ([`crate::baseline`]: the
+//! connection's minimum MI latency, or a windowed one), and an observation value is the metric
+//! divided by the metric's scale.
 
 use crate::baseline::PathEstimate;
 use crate::mi::MonitorInterval;

@@ -138,8 +138,7 @@ impl ObservationBuilder {
 
     /// Folds a finished MI in: updates the baseline, drops the oldest row, appends the new one.
     pub fn record(&mut self, mi: &MonitorInterval) {
-        self.baseline.observe(mi);
-        let path = self.baseline.estimate();
+        let path = self.baseline.observe(mi);
         let k = self.features.len();
         self.rows.copy_within(k.., 0);
         let n = self.rows.len();

@@ -32,7 +32,7 @@ pub mod rate;
 pub mod serde_float;
 pub mod spec;
 
-pub use baseline::{BaselineMode, LatencyBaseline};
+pub use baseline::{BaselineMode, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
 pub use controller::Controller;
 pub use error::PolicyError;
