@@ -8,8 +8,8 @@
 
 use crate::features::MetricsVersion;
 use crate::mi::MonitorInterval;
+use crate::monotone_window::{MaxWindow, MinWindow};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// How the latency-ratio baseline is formed from MI mean latencies.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
@@ -21,16 +21,17 @@ pub enum BaselineMode {
     /// The minimum MI mean latency among MIs that ended in the last `seconds` (the most recent
     /// MI with samples is always kept), so the baseline follows base-RTT increases.
     WindowedMin {
-        /// Window length in seconds (> 0).
+        /// Window length in seconds (in (0, 3600]).
         seconds: f64,
     },
-    /// The windowed minimum, restarted at every drained MI: one sent at no more than
-    /// `drain_fraction` of the highest delivery rate of the window, with little loss, whose RTT
-    /// stayed flat (see [`is_drained`]). The sender's own queue would drain there, so its
+    /// The windowed minimum, restarted at the first drained MI of each back-off: one sent at no
+    /// more than `drain_fraction` of the highest delivery rate of the window, with little loss,
+    /// whose RTT stayed flat (see [`is_drained`]). The sender's own queue would drain there, so its
     /// latency is the path's base RTT now (plus any queue competitors hold) and older, lower
     /// samples describe a path that is gone.
     DrainAware {
-        /// Window length in seconds (> 0), for both the latencies and the delivery rates.
+        /// Window length in seconds (in (0, 3600]), for both the latencies and the delivery
+        /// rates.
         seconds: f64,
         /// Sending rate, as a fraction of the window's highest delivery rate, at or below which
         /// an MI may count as drained (in (0, 0.9]; default 0.5).
@@ -142,19 +143,17 @@ pub struct PathEstimate {
 }
 
 /// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI,
-/// and the peak delivery rate over the same window.
+/// and the peak delivery rate over the window's length (a restart clears only the latencies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyBaseline {
     mode: BaselineMode,
     version: MetricsVersion,
     conn_min: Option<f64>,
-    /// (MI end, MI mean latency) of the windowed modes, oldest first, kept increasing so the
-    /// front is the window's minimum.
-    window: VecDeque<(f64, f64)>,
-    /// (MI end, delivery rate in packets/s), oldest first, kept decreasing so the front is the
-    /// window's highest.
+    /// (MI end, MI mean latency) of the windowed modes.
+    window: MinWindow,
+    /// (MI end, delivery rate in packets/s) of the windowed modes.
     #[serde(default)]
-    deliveries: VecDeque<(f64, f64)>,
+    deliveries: MaxWindow,
     /// Highest delivery rate (packets/s) of the connection (`connection_min` mode).
     #[serde(default)]
     conn_peak_pps: f64,
@@ -175,8 +174,8 @@ impl LatencyBaseline {
             mode,
             version,
             conn_min: None,
-            window: VecDeque::new(),
-            deliveries: VecDeque::new(),
+            window: MinWindow::default(),
+            deliveries: MaxWindow::default(),
             conn_peak_pps: 0.0,
             last_latency_s: None,
             restarted_in_back_off: false,
@@ -199,7 +198,7 @@ impl LatencyBaseline {
         match self.mode {
             BaselineMode::ConnectionMin => self.conn_min.unwrap_or(empty),
             BaselineMode::WindowedMin { .. } | BaselineMode::DrainAware { .. } => {
-                self.window.front().map_or(empty, |&(_, lat)| lat)
+                self.window.extreme().unwrap_or(empty)
             }
         }
     }
@@ -208,7 +207,7 @@ impl LatencyBaseline {
     pub fn estimate(&self) -> PathEstimate {
         PathEstimate {
             baseline_s: self.current(),
-            peak_delivery_pps: self.max_delivery_pps(),
+            peak_delivery_pps: self.peak_delivery_pps(),
         }
     }
 
@@ -217,7 +216,7 @@ impl LatencyBaseline {
     pub fn observe(&mut self, mi: &MonitorInterval) -> PathEstimate {
         match self.mode {
             BaselineMode::ConnectionMin => {
-                self.conn_peak_pps = self.conn_peak_pps.max(delivery_pps(mi));
+                self.conn_peak_pps = self.conn_peak_pps.max(mi.throughput_pps());
                 let latency = mi.avg_latency_s();
                 if latency > 0.0 && self.conn_min.is_none_or(|m| latency < m) {
                     self.conn_min = Some(latency);
@@ -243,7 +242,7 @@ impl LatencyBaseline {
     fn restart_if_drained(&mut self, mi: &MonitorInterval, seconds: f64, drain_fraction: f64) {
         let baseline_s = self.current();
         self.push_delivery(mi, seconds);
-        let peak = self.max_delivery_pps();
+        let peak = self.peak_delivery_pps();
         if mi.send_rate_pps() > drain_fraction * peak {
             self.restarted_in_back_off = false;
         }
@@ -265,59 +264,34 @@ impl LatencyBaseline {
         }
     }
 
-    /// The highest delivery rate (packets/s) of the window, or of the connection for
-    /// `connection_min` (0 before any delivery).
-    pub fn max_delivery_pps(&self) -> f64 {
+    /// The highest delivery rate (packets/s) of the last `seconds` of the windowed modes (the
+    /// newest delivery when none is that recent), or of the connection for `connection_min`;
+    /// 0 before any delivery.
+    pub fn peak_delivery_pps(&self) -> f64 {
         match self.mode {
             BaselineMode::ConnectionMin => self.conn_peak_pps,
-            _ => self.deliveries.front().map_or(0.0, |&(_, pps)| pps),
+            _ => self.deliveries.extreme().unwrap_or(0.0),
         }
     }
 
-    /// Adds the MI's latency to the window and drops samples older than `seconds`, keeping
-    /// the newest. The window is kept increasing (a sample no lower than a newer one can never
-    /// be the minimum), so its front is the minimum.
+    /// Adds the MI's mean latency (when it has samples) to the window of the last `seconds`.
     fn push_latency(&mut self, mi: &MonitorInterval, seconds: f64) {
-        let now = mi.send_end_s;
         let latency = mi.avg_latency_s();
         if latency > 0.0 {
-            while self.window.back().is_some_and(|&(_, l)| l >= latency) {
-                self.window.pop_back();
-            }
-            self.window.push_back((now, latency));
+            self.window.push(mi.send_end_s, latency);
         }
-        while self.window.len() > 1 && self.window.front().is_some_and(|&(t, _)| t < now - seconds)
-        {
-            self.window.pop_front();
-        }
+        self.window.expire(mi.send_end_s, seconds);
     }
 
-    /// Adds the MI's [`delivery_pps`] to the monotone window of the last `seconds`, keeping the
-    /// newest delivery.
+    /// Adds the MI's delivery rate (every acknowledged packet over its duration, whatever the
+    /// metric version) to the window of the last `seconds`.
     fn push_delivery(&mut self, mi: &MonitorInterval, seconds: f64) {
-        let now = mi.send_end_s;
-        let pps = delivery_pps(mi);
+        let pps = mi.throughput_pps();
         if pps > 0.0 {
-            while self.deliveries.back().is_some_and(|&(_, p)| p <= pps) {
-                self.deliveries.pop_back();
-            }
-            self.deliveries.push_back((now, pps));
+            self.deliveries.push(mi.send_end_s, pps);
         }
-        while self.deliveries.len() > 1
-            && self
-                .deliveries
-                .front()
-                .is_some_and(|&(t, _)| t < now - seconds)
-        {
-            self.deliveries.pop_front();
-        }
+        self.deliveries.expire(mi.send_end_s, seconds);
     }
-}
-
-/// An MI's delivery rate: acknowledged packets over its duration, every packet counted
-/// whatever the metric version.
-fn delivery_pps(mi: &MonitorInterval) -> f64 {
-    MetricsVersion::Delivered.throughput_pps(mi)
 }
 
 #[cfg(test)]
@@ -374,7 +348,7 @@ mod tests {
         let mut b = drain_aware(10.0);
         // 1 s MIs at 100 pkt/s over a 40 ms path: delivery 100 pkt/s, baseline 40 ms.
         assert_eq!(fed(&mut b, &[mi(0.0, 1.0, 100.0, 100.0, &[0.04; 8])]), 0.04);
-        assert_eq!(b.max_delivery_pps(), 100.0);
+        assert_eq!(b.peak_delivery_pps(), 100.0);
         // The base RTT steps to 60 ms. At full rate a plain windowed min keeps 40 ms.
         assert_eq!(fed(&mut b, &[mi(1.0, 2.0, 100.0, 100.0, &[0.06; 8])]), 0.04);
         // 60 pkt/s is above half of 100: not drained, still 40 ms.
@@ -399,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn each_flatness_check_alone_keeps_a_queue_from_passing() {
+    fn each_drain_check_alone_keeps_a_queue_from_passing() {
         // Falling within the MI (200 -> 100 ms) though its mean equals the MI before: draining.
         let mut b = after_back_off(0.15);
         let falling = [0.2, 0.2, 0.1, 0.1];
@@ -448,17 +422,13 @@ mod tests {
         // half the 800 pkt/s peak) drains a 100 ms queue at 20 pkt/s, 2.5 ms per 50 ms MI.
         let mut b = drain_aware(5.0);
         b.observe(&mi(0.0, 1.0, 800.0, 800.0, &[0.04; 8]));
-        let mut t = 1.0;
-        let mut queue_s = 0.1;
-        let mut last = 0.0;
-        while queue_s > 0.0 {
+        for k in 0..40 {
+            let t = 1.0 + 0.05 * f64::from(k);
+            let queue_s = 0.1 - 0.0025 * f64::from(k);
             let rtts = [0.04 + queue_s + 0.00125, 0.04 + queue_s - 0.00125];
-            last = fed(&mut b, &[mi(t, t + 0.05, 19.0, 20.0, &rtts)]);
-            assert_eq!(last, 0.04, "queue {queue_s}");
-            t += 0.05;
-            queue_s -= 0.0025;
+            let baseline = fed(&mut b, &[mi(t, t + 0.05, 19.0, 20.0, &rtts)]);
+            assert_eq!(baseline, 0.04, "queue {queue_s}");
         }
-        assert_eq!(last, 0.04);
     }
 
     #[test]
@@ -483,7 +453,7 @@ mod tests {
         assert!(!is_drained(&flat, &no_baseline, 0.5));
         let one_sample = mi(0.0, 1.0, 10.0, 10.0, &[0.01]);
         assert!(!is_drained(&one_sample, &reference, 0.5));
-        // 10 pkt/s is above a tenth of the 100 pkt/s peak.
+        // 10 pkt/s is above a twentieth of the 100 pkt/s peak.
         assert!(!is_drained(&flat, &reference, 0.05));
     }
 
@@ -493,12 +463,12 @@ mod tests {
         b.observe(&mi(0.0, 1.0, 100.0, 100.0, &[0.04; 4]));
         b.observe(&mi(1.0, 2.0, 30.0, 30.0, &[0.05, 0.05, 0.06, 0.06]));
         b.observe(&mi(2.0, 3.0, 40.0, 40.0, &[0.05, 0.05, 0.06, 0.06]));
-        assert_eq!(b.max_delivery_pps(), 100.0);
+        assert_eq!(b.peak_delivery_pps(), 100.0);
         // At t = 3.5 the 100 pkt/s MI (t = 1) is older than 2 s; 40 beats 30.
         b.observe(&mi(3.0, 3.5, 10.0, 10.0, &[0.05, 0.05, 0.06, 0.06]));
-        assert_eq!(b.max_delivery_pps(), 40.0);
+        assert_eq!(b.peak_delivery_pps(), 40.0);
         b.reset();
-        assert_eq!(b.max_delivery_pps(), 0.0);
+        assert_eq!(b.peak_delivery_pps(), 0.0);
         assert_eq!(b.current(), NO_BASELINE_LATENCY_S);
     }
 
@@ -567,8 +537,13 @@ mod tests {
         ] {
             assert!(fields.remove(added).is_some(), "{added}");
         }
+        // The code before kept every sample of the window, oldest first.
+        fields.insert(
+            "window".into(),
+            serde_json::json!([[0.5, 0.05], [1.0, 0.04]]),
+        );
         let old: LatencyBaseline = serde_json::from_value(json).unwrap();
-        assert_eq!(old.current(), 0.1);
-        assert_eq!(old.max_delivery_pps(), 0.0);
+        assert_eq!(old.current(), 0.04);
+        assert_eq!(old.peak_delivery_pps(), 0.0);
     }
 }

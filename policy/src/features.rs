@@ -55,7 +55,7 @@ impl MetricsVersion {
     }
 }
 
-/// One observation feature, named as in Aurora.
+/// One observation feature, named as in Aurora (`peak delivery ratio` is ours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Feature {
     /// `send rate`: bits/s sent, scaled by 1e-7.
@@ -82,8 +82,9 @@ pub enum Feature {
     LatencyRatio,
     /// `send ratio`: send rate / recv rate (1 when undefined or above 1000).
     SendRatio,
-    /// `peak delivery ratio` (not in Aurora): send rate / the highest delivery rate of the
-    /// latency baseline's window (1 before any delivery). Below 1 a sender has room the path
+    /// `peak delivery ratio` (not in Aurora): send rate / the highest delivery rate of the last
+    /// `seconds` of a windowed baseline, or of the connection for `connection_min` (1 before
+    /// any delivery). Below 1 a sender has room the path
     /// recently gave; at the floor after a fall it reads far below 1, where every Aurora
     /// feature reads as at a path's capacity.
     PeakDeliveryRatio,

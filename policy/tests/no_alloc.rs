@@ -103,21 +103,54 @@ fn decisions_do_not_allocate() {
     }
 }
 
+/// 64 MIs of 30 ms at full rate, then 64 at a fifth of it with a flat RTT (a back-off that
+/// drains), times continuing from `start_s`.
+fn full_rate_then_back_off(start_s: f64) -> Vec<MonitorInterval> {
+    (0..128)
+        .map(|k| {
+            let t = start_s + k as f64 * 0.03;
+            let packets = if k < 64 { 10.0 + (k % 3) as f64 } else { 2.0 };
+            MonitorInterval {
+                bytes_sent: packets * BYTES_PER_PACKET,
+                bytes_acked: packets * BYTES_PER_PACKET,
+                bytes_lost: 0.0,
+                send_start_s: t,
+                send_end_s: t + 0.03,
+                recv_start_s: t,
+                recv_end_s: t + 0.03,
+                rtt: RttSummary::from_samples(&[0.06, 0.06]),
+            }
+        })
+        .collect()
+}
+
 #[test]
-fn windowed_baselines_allocate_only_while_their_windows_first_grow() {
+fn windowed_baselines_allocate_nothing_once_a_reset_kept_their_capacity() {
     let windowed = [
-        BaselineMode::WindowedMin { seconds: 5.0 },
+        BaselineMode::WindowedMin { seconds: 0.5 },
         BaselineMode::DrainAware {
-            seconds: 5.0,
+            seconds: 0.5,
             drain_fraction: 0.5,
         },
     ];
-    let mis = intervals();
     for baseline in windowed {
         let mut c = controller(false, baseline);
-        connection_allocations(&mut c, &mis);
-        // A reset keeps the windows' capacity: the next connection allocates nothing.
-        let n = connection_allocations(&mut c, &mis);
+        // A first connection grows the windows (0.5 s of 30 ms MIs, expiring as time goes on)
+        // and restarts the drain-aware one in its back-off.
+        c.reset(100.0);
+        for mi in &full_rate_then_back_off(0.0) {
+            c.on_monitor_interval(mi);
+        }
+        // The next connection, with its own times, allocates nothing.
+        let mis = full_rate_then_back_off(10.0);
+        let mut last = 0.0;
+        let n = allocations_during(|| {
+            c.reset(100.0);
+            for mi in &mis {
+                last = c.on_monitor_interval(mi);
+            }
+        });
         assert_eq!(n, 0, "{baseline:?}: {n} allocations");
+        assert!(last > 0.0);
     }
 }
