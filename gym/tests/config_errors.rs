@@ -279,6 +279,14 @@ fn observation_and_monitor_interval_domains() {
         "observation.latency_baseline.drain_aware.drain_fraction",
     );
     assert_invalid(
+        "observation: {latency_baseline: {drain_aware: {seconds: 5, drain_fraction: 0.95}}}",
+        "observation.latency_baseline.drain_aware.drain_fraction",
+    );
+    assert_invalid(
+        "observation: {latency_baseline: {windowed_min: {seconds: 3601}}}",
+        "observation.latency_baseline.windowed_min.seconds",
+    );
+    assert_invalid(
         "monitor_interval: {initial_delay_factor: 0}",
         "monitor_interval.initial_delay_factor",
     );
