@@ -1,4 +1,5 @@
-//! The extreme (minimum or maximum) of timed samples over a sliding window.
+//! The extreme (minimum or maximum) of timed samples over a sliding window: the latency
+//! baseline's windows, and Copa's 10 s minimum RTT in the gym.
 
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::VecDeque;
@@ -58,6 +59,11 @@ impl<const MAX: bool> MonotoneWindow<MAX> {
     /// The extreme of the window, `None` when it is empty.
     pub fn extreme(&self) -> Option<f64> {
         self.samples.front().map(|&(_, v)| v)
+    }
+
+    /// No samples held.
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
     }
 
     /// Empties the window, keeping its capacity.

@@ -5,6 +5,7 @@
 //! trips in the same direction and resetting to 1 when the direction changes.
 
 use super::{Ack, Loss, Srtt, INITIAL_CWND, INITIAL_PACING_PPS, MIN_CWND};
+use mocc_policy::monotone_window::MinWindow;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -29,42 +30,9 @@ pub struct Copa {
     /// The same window's minimum, kept incrementally (rebuilt from `samples` when a snapshot
     /// written before it existed is restored).
     #[serde(default)]
-    min_filter: MinFilter,
+    min_filter: MinWindow,
     #[serde(with = "crate::serde_float")]
     standing_rtt_s: f64,
-}
-
-/// Minimum over a sliding time window in O(1) amortized per sample: (time, rtt) pairs whose
-/// rtts strictly increase from front to back, so the front holds the minimum. A sample is
-/// dropped once a later one is at least as small, since it can never be the minimum again.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MinFilter(VecDeque<(f64, f64)>);
-
-impl MinFilter {
-    /// Adds a sample taken at `t_s`.
-    pub fn push(&mut self, t_s: f64, rtt_s: f64) {
-        while self.0.back().is_some_and(|&(_, r)| r >= rtt_s) {
-            self.0.pop_back();
-        }
-        self.0.push_back((t_s, rtt_s));
-    }
-
-    /// Forgets the samples taken before `t_s`.
-    pub fn expire_before(&mut self, t_s: f64) {
-        while self.0.front().is_some_and(|&(t, _)| t < t_s) {
-            self.0.pop_front();
-        }
-    }
-
-    /// The minimum of the window (infinite when empty).
-    pub fn min(&self) -> f64 {
-        self.0.front().map_or(f64::INFINITY, |s| s.1)
-    }
-
-    /// No samples held.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl Default for Copa {
@@ -79,7 +47,7 @@ impl Default for Copa {
             slow_start: true,
             srtt: Srtt::default(),
             samples: VecDeque::new(),
-            min_filter: MinFilter::default(),
+            min_filter: MinWindow::default(),
             standing_rtt_s: f64::INFINITY,
         }
     }
@@ -124,9 +92,9 @@ impl Copa {
         while self.samples.front().is_some_and(|&(t, _)| t < horizon) {
             self.samples.pop_front();
         }
-        self.min_filter.expire_before(horizon);
+        self.min_filter.expire(now, MIN_RTT_WINDOW_S);
         let srtt = self.srtt.get().unwrap_or(ack.rtt_s);
-        let min_rtt = self.min_filter.min();
+        let min_rtt = self.min_filter.extreme().unwrap_or(f64::INFINITY);
         self.standing_rtt_s = self
             .samples
             .iter()
@@ -203,7 +171,7 @@ mod tests {
     fn the_min_filter_matches_a_scan_of_the_window() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let mut filter = MinFilter::default();
+        let mut filter = MinWindow::default();
         let mut all: Vec<(f64, f64)> = Vec::new();
         let mut t = 0.0;
         for _ in 0..5000 {
@@ -212,15 +180,15 @@ mod tests {
             let rtt = (rng.random_range(0.0..20.0f64)).floor() * 0.01 + 0.05;
             all.push((t, rtt));
             filter.push(t, rtt);
-            filter.expire_before(t - 2.0);
+            filter.expire(t, 2.0);
             let scan = all
                 .iter()
                 .filter(|s| s.0 >= t - 2.0)
                 .map(|s| s.1)
                 .fold(f64::INFINITY, f64::min);
-            assert_eq!(filter.min(), scan, "at t = {t}");
+            assert_eq!(filter.extreme(), Some(scan), "at t = {t}");
         }
-        assert!(MinFilter::default().min().is_infinite());
+        assert!(MinWindow::default().extreme().is_none());
     }
 
     #[test]
@@ -235,7 +203,7 @@ mod tests {
             ));
         }
         let mut b = a.clone();
-        b.min_filter = MinFilter::default();
+        b.min_filter = MinWindow::default();
         for i in 50..80 {
             let k = ack(
                 f64::from(i) * 0.01,
