@@ -581,6 +581,13 @@ pub struct ScenarioConfig {
     /// Optional reward terms added to the reward (each off by default).
     #[serde(default, skip_serializing_if = "crate::reward::RewardTerms::is_off")]
     pub reward_terms: crate::reward::RewardTerms,
+    /// What the `mocc` reward's throughput term divides delivery by: the link's capacity
+    /// (`link`, MOCC's) or the flow's fair share of it (`fair_share`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::reward::RewardCapacity::is_link"
+    )]
+    pub reward_capacity: crate::reward::RewardCapacity,
 }
 
 fn default_warmup() -> u32 {
@@ -608,6 +615,7 @@ impl Default for ScenarioConfig {
             objective: default_objective(),
             mi_jitter: zero_range(),
             reward_terms: crate::reward::RewardTerms::default(),
+            reward_capacity: crate::reward::RewardCapacity::default(),
         }
     }
 }
@@ -812,6 +820,12 @@ impl ScenarioConfig {
             .map_err(|(f, m)| ScenarioError::invalid(format!("observation.{f}"), m))?;
         self.mi_jitter.check("mi_jitter", 0.0, false, 0.5)?;
         self.reward_terms.validate()?;
+        if !self.reward_capacity.is_link() && self.reward != RewardKind::Mocc {
+            return Err(ScenarioError::invalid(
+                "reward_capacity",
+                "fair_share needs `reward: mocc` (Aurora's reward does not normalize throughput)",
+            ));
+        }
         self.action
             .validate()
             .map_err(|e| ScenarioError::invalid("action", e.to_string()))?;

@@ -557,9 +557,17 @@ impl Env {
             2.0 * link.params_at(mi.send_end_s).delay_s
                 + self.net.senders()[slot.sender].extra_rtt_s(),
         );
-        let mut reward = cfg.reward.reward(&outcome, &slot.objective);
+        let flows = if cfg.reward_terms.is_off() && cfg.reward_capacity.is_link() {
+            1
+        } else {
+            self.flows_on_link(mi.send_end_s).max(1)
+        };
+        let rewarded = MiOutcome {
+            capacity_pps: cfg.reward_capacity.of(outcome.capacity_pps, flows),
+            ..outcome
+        };
+        let mut reward = cfg.reward.reward(&rewarded, &slot.objective);
         if !cfg.reward_terms.is_off() {
-            let flows = self.flows_on_link(mi.send_end_s).max(1);
             reward += cfg.reward_terms.value(&SharingOutcome {
                 delivered_pps: outcome.delivered_pps,
                 fair_share_pps: outcome.capacity_pps / flows as f64,

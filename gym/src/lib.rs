@@ -32,7 +32,7 @@ pub use error::ScenarioError;
 pub use link::{Link, LinkParams};
 pub use mocc_policy::serde_float;
 pub use mocc_policy::MetricsVersion;
-pub use reward::{MiOutcome, RewardKind, RewardTerms};
+pub use reward::{MiOutcome, RewardCapacity, RewardKind, RewardTerms};
 pub use scenario::Scenario;
 pub use sim::{Network, Pacing, Sender, SimCounters};
 pub use trace::Trace;

@@ -62,6 +62,37 @@ impl RewardKind {
     }
 }
 
+/// What the MOCC reward's throughput term divides a flow's delivery by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewardCapacity {
+    /// The bottleneck's capacity (MOCC): on a link of N flows each flow's throughput term is
+    /// at most about 1/N, so sharing weighs latency N times more than alone.
+    #[default]
+    Link,
+    /// The flow's fair share, the capacity over the flows on the link (learned and classic),
+    /// with the term still clamped to 1: a flow gains nothing above its share, and N flows
+    /// weigh throughput against latency as a lone flow does. The same as `link` for a lone
+    /// flow.
+    FairShare,
+}
+
+impl RewardCapacity {
+    /// Whether this is the default (`link`).
+    pub fn is_link(&self) -> bool {
+        *self == RewardCapacity::Link
+    }
+
+    /// The capacity the throughput term divides by, for a link of `capacity_pps` carrying
+    /// `flows` flows (at least 1 counted).
+    pub fn of(self, capacity_pps: f64, flows: usize) -> f64 {
+        match self {
+            RewardCapacity::Link => capacity_pps,
+            RewardCapacity::FairShare => capacity_pps / flows.max(1) as f64,
+        }
+    }
+}
+
 /// Aurora's reward.
 pub fn aurora_reward(o: &MiOutcome) -> f64 {
     0.001 * (10.0 * o.throughput_pps - 1000.0 * o.mean_rtt_s - 2000.0 * o.loss)
@@ -137,6 +168,7 @@ impl RewardTerms {
     pub fn validate(&self) -> Result<(), crate::error::ScenarioError> {
         for (name, w) in [
             ("fair_share", self.fair_share),
+            ("starvation", self.starvation),
             ("stability", self.stability),
         ] {
             if !(w.is_finite() && w >= 0.0) {
@@ -204,12 +236,22 @@ mod tests {
         };
         assert_eq!(terms.value(&calm), 0.0);
         assert_eq!(RewardTerms::default().value(&o), 0.0);
-        assert!(RewardTerms {
-            fair_share: -1.0,
-            ..RewardTerms::default()
+        for bad in [
+            RewardTerms {
+                fair_share: -1.0,
+                ..RewardTerms::default()
+            },
+            RewardTerms {
+                starvation: -0.1,
+                ..RewardTerms::default()
+            },
+            RewardTerms {
+                stability: f64::NAN,
+                ..RewardTerms::default()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?} accepted");
         }
-        .validate()
-        .is_err());
         // Starvation: 150 of a 200 fair share is 25% short; above the share, nothing.
         let starving = RewardTerms {
             starvation: 0.4,
@@ -222,6 +264,31 @@ mod tests {
             ..o
         };
         assert!((starving.value(&silent) + 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fair_share_capacity_hand_computed() {
+        // 3 flows on 600 pkt/s: the throughput term divides by 200, a lone flow's by 600.
+        assert_eq!(RewardCapacity::FairShare.of(600.0, 3), 200.0);
+        assert_eq!(RewardCapacity::FairShare.of(600.0, 1), 600.0);
+        assert_eq!(RewardCapacity::FairShare.of(600.0, 0), 600.0);
+        assert_eq!(RewardCapacity::Link.of(600.0, 3), 600.0);
+        // Delivering 150 of a 200 share: 0.75 of the throughput weight; 300 saturates at 1.
+        let w = [0.5, 0.3, 0.2];
+        let o = MiOutcome {
+            delivered_pps: 150.0,
+            mean_rtt_s: 0.4,
+            capacity_pps: RewardCapacity::FairShare.of(600.0, 3),
+            base_rtt_s: 0.2,
+            ..Default::default()
+        };
+        // 0.5*0.75 + 0.3*0.5 + 0.2*1 = 0.725
+        assert!((mocc_reward(&o, &w) - 0.725).abs() < 1e-12);
+        let greedy = MiOutcome {
+            delivered_pps: 300.0,
+            ..o
+        };
+        assert!((mocc_reward(&greedy, &w) - 0.85).abs() < 1e-12);
     }
 
     #[test]

@@ -228,6 +228,19 @@ fn senders_and_their_presence() {
     assert_invalid("mi_jitter: 0.9", "mi_jitter");
     assert_invalid("reward_terms: {fair_share: -1}", "reward_terms.fair_share");
     assert_invalid(
+        "reward_terms: {starvation: -0.5}",
+        "reward_terms.starvation",
+    );
+    assert_invalid("reward_capacity: fair_share", "reward_capacity");
+    assert_invalid(
+        "reward: aurora\nreward_capacity: fair_share",
+        "reward_capacity",
+    );
+    assert_err(
+        "reward: mocc\nreward_capacity: half",
+        &["half", "fair_share"],
+    );
+    assert_invalid(
         "senders: [{controller: agent}, {controller: constant, start_rate: {pps: 0}}]",
         "senders[1].start_rate.pps",
     );

@@ -206,3 +206,87 @@ monitor_interval: {min_packets: 10}
     assert_eq!(rates[0], 100.0);
     assert!(rates[1] > 100.0 * 1.025f64.powi(9), "{rates:?}");
 }
+
+/// The MOCC reward of `info` by hand, dividing delivery by `capacity_pps`.
+fn mocc_by_hand(info: &mocc_gym::StepInfo, capacity_pps: f64, w: [f64; 3]) -> f64 {
+    let thr = (info.throughput_pps / capacity_pps).clamp(0.0, 1.0);
+    let lat = if info.mean_rtt_s > 0.0 {
+        (info.base_rtt_s / info.mean_rtt_s).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    w[0] * thr + w[1] * lat + w[2] * (1.0 - info.loss).clamp(0.0, 1.0)
+}
+
+/// Two learned flows for the whole run on a fixed link; `capacity` is the `reward_capacity`.
+fn two_flows(capacity: &str) -> String {
+    format!(
+        "link: {{bandwidth_pps: 400, delay_s: 0.02, queue_pkts: 30}}
+senders: [{{controller: agent}}, {{controller: agent}}]
+reward: mocc
+reward_capacity: {capacity}
+monitor_interval: {{min_packets: 10}}
+"
+    )
+}
+
+#[test]
+fn the_fair_share_capacity_divides_throughput_by_the_flows_on_the_link() {
+    for (capacity, flows) in [("fair_share", 2.0), ("link", 1.0)] {
+        let mut v = VecEnv::new(scenario(&two_flows(capacity)), 1, 5, 1).unwrap();
+        let objectives = [[0.6, 0.3, 0.1], [0.2, 0.5, 0.3]];
+        v.set_objective(0, objectives[0]);
+        v.set_objective(1, objectives[1]);
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let mut checked = 0;
+        let mut above_link_share = 0;
+        for _ in 0..400 {
+            let n = v.ready_lanes().len();
+            let actions: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.5)).collect();
+            let step = v.step(&actions).unwrap();
+            for l in 0..2 {
+                if !step.completed[l] {
+                    continue;
+                }
+                let info = step.infos[l];
+                let expect = mocc_by_hand(&info, info.capacity_pps / flows, objectives[l]);
+                assert!(
+                    (info.reward - expect).abs() < 1e-9,
+                    "{capacity}: lane {l} at {} s: reward {} != {expect}",
+                    info.time_s,
+                    info.reward
+                );
+                checked += 1;
+                if info.throughput_pps > info.capacity_pps / 2.0 {
+                    above_link_share += 1;
+                }
+            }
+        }
+        assert!(checked > 300, "{capacity}: {checked} MIs checked");
+        // Some MIs deliver more than half the link, where the two capacities differ most.
+        assert!(
+            above_link_share > 0,
+            "{capacity}: no flow above half the link"
+        );
+    }
+}
+
+#[test]
+fn the_fair_share_capacity_is_the_link_for_a_lone_flow() {
+    let lone = |capacity: &str| {
+        two_flows(capacity).replace(
+            "[{controller: agent}, {controller: agent}]",
+            "[{controller: agent}]",
+        )
+    };
+    let run = |yaml: String| {
+        let mut v = VecEnv::new(scenario(&yaml), 2, 8, 1).unwrap();
+        let mut rewards = Vec::new();
+        for t in 0..300 {
+            let step = v.step(&[(t % 5) as f32 - 2.0, 0.5]).unwrap();
+            rewards.extend_from_slice(step.rewards);
+        }
+        rewards
+    };
+    assert_eq!(run(lone("fair_share")), run(lone("link")));
+}
