@@ -7,7 +7,7 @@ use mocc_policy::{Controller, MonitorInterval, Policy, Provenance};
 use mocc_training::export::{actor_tensors, export_scenario, policy_spec, write_torchscript};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tch::{nn, Device, Kind, Tensor};
 
@@ -256,19 +256,48 @@ fn controller_reproduces_the_gym_rate_trajectory() {
 
 #[test]
 fn every_learned_sender_on_a_shared_link_runs_the_controllers_clock() {
-    // Three learned senders (two staggered) and a Cubic flow share a link. Each decides at the
-    // end of its own MIs; a deployed Controller per sender, fed that sender's MIs, must see the
-    // same observation and choose the same rate.
     let mut trained = ScenarioConfig::default();
     trained.monitor_interval.min_packets = 10.0;
+    let link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
+    shared_link_parity(trained, link, "shared-link-clocks");
+}
+
+/// As above with the observation of configs/scenarios/mocc-paths.yaml (every packet counted,
+/// the drain-aware baseline, the peak delivery ratio) on a link whose base RTT steps up and
+/// down, so that baselines restart and deliveries peak while the senders share it.
+#[test]
+fn every_learned_sender_runs_the_controllers_clock_with_the_path_observation() {
+    let text = std::fs::read_to_string(repo().join("configs/scenarios/mocc-paths.yaml"))
+        .expect("configs/scenarios/mocc-paths.yaml");
+    let trained = Scenario::from_yaml_str(&text, Path::new("mocc-paths.yaml"))
+        .unwrap()
+        .config()
+        .clone();
+    assert_eq!(trained.metrics, mocc_gym::MetricsVersion::Delivered);
+    let stepping = Scenario::from_yaml_str(
+        "link:\n  bandwidth_pps: 600\n  delay_s: 0.015\n  queue_pkts: 40\n  schedule:\n    - {time_s: 3, bandwidth_pps: 400, delay_s: 0.04}\n    - {time_s: 6, bandwidth_pps: 700, delay_s: 0.01}\n  schedule_period_s: 9\n",
+        Path::new("stepping.yaml"),
+    )
+    .unwrap();
+    shared_link_parity(trained, stepping.config().link.clone(), "path-clocks");
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Three learned senders (two staggered) and a Cubic flow share `link`. Each decides at the end
+/// of its own MIs; a deployed Controller per sender, fed that sender's MIs, must see the same
+/// observation and choose the same rate.
+fn shared_link_parity(mut trained: ScenarioConfig, link: mocc_gym::config::LinkConfig, tag: &str) {
     trained.observation.history_len = 5;
     let obs_dim = 5 * trained.observation.features.len();
-    let dir = temp_dir("shared-link-clocks");
+    let dir = temp_dir(tag);
     let (_vs, _model, _norm, policy) =
         random_export(Architecture::mocc(obs_dim), &trained, 31, &dir);
     let policy = Arc::new(policy);
     let mut cfg = export_scenario(&policy);
-    cfg.link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
+    cfg.link = link;
     let learned = |start: f64| mocc_gym::SenderConfig {
         start_rate: StartRate::Pps(mocc_gym::Range::Fixed(150.0)),
         start_time_s: mocc_gym::Range::Fixed(start),
@@ -290,6 +319,8 @@ fn every_learned_sender_on_a_shared_link_runs_the_controllers_clock() {
     let mut controllers: Vec<Option<Controller>> = vec![None, None, None];
     let mut ws = policy.workspace();
     let mut decisions = [0usize; 3];
+    // Values of the newest MI's last feature (send ratio, or the peak delivery ratio).
+    let mut last_feature = std::collections::BTreeSet::new();
     for _ in 0..600 {
         let mut actions = [Action::Delta(0.0); 3];
         for k in 0..3 {
@@ -306,6 +337,9 @@ fn every_learned_sender_on_a_shared_link_runs_the_controllers_clock() {
                 c
             });
             assert_eq!(env.slot_observation(k), c.observation(), "slot {k}");
+            if let Some(newest) = c.observation().last() {
+                last_feature.insert(newest.to_bits());
+            }
             let w = objectives[k].map(|v| v as f32);
             let a = policy.mean_action(env.slot_observation(k), &w, &mut ws);
             actions[k] = Action::Delta(f64::from(a));
@@ -326,6 +360,11 @@ fn every_learned_sender_on_a_shared_link_runs_the_controllers_clock() {
     assert!(
         decisions.iter().all(|&d| d > 100),
         "every sender decides: {decisions:?}"
+    );
+    assert!(
+        last_feature.len() > 5,
+        "{tag}: the last feature moves ({} values)",
+        last_feature.len()
     );
     for s in env.network().senders() {
         let t = s.totals();
