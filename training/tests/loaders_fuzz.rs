@@ -139,9 +139,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn scenario_files(m in mutation(), which in 0usize..4) {
+    fn scenario_files(m in mutation(), which in 0usize..5) {
         let files = ["aurora-env.yaml", "scenarios/mocc-env.yaml", "scenarios/shared-link.yaml",
-                     "scenarios/leo.yaml"];
+                     "scenarios/leo.yaml", "scenarios/mocc-paths.yaml"];
         let original = std::fs::read(repo().join("configs").join(files[which])).unwrap();
         let text = String::from_utf8_lossy(&apply(&original, &m)).into_owned();
         let origin = repo().join("configs").join(files[which]);
@@ -212,8 +212,8 @@ proptest! {
     }
 
     #[test]
-    fn exports(m in mutation(), weights in any::<bool>()) {
-        let shipped = repo().join("checkpoints/mocc-omega36");
+    fn exports(m in mutation(), weights in any::<bool>(), paths in any::<bool>()) {
+        let shipped = repo().join(if paths { "checkpoints/mocc-paths" } else { "checkpoints/mocc-omega36" });
         let dir = scratch("export");
         for f in ["policy.json", "policy.safetensors"] {
             std::fs::copy(shipped.join(f), dir.join(f)).unwrap();
@@ -236,12 +236,18 @@ fn the_originals_load() {
     for f in [
         "aurora-env.yaml",
         "scenarios/mocc-env.yaml",
+        "scenarios/mocc-paths.yaml",
         "scenarios/shared-link.yaml",
         "scenarios/leo.yaml",
     ] {
         Scenario::load(&configs.join(f)).unwrap();
     }
-    for f in ["tiny.yaml", "tiny-mocc.yaml", "mocc-omega36.yaml"] {
+    for f in [
+        "tiny.yaml",
+        "tiny-mocc.yaml",
+        "mocc-omega36.yaml",
+        "mocc-paths.yaml",
+    ] {
         LoadedConfig::load(&configs.join(f), &[])
             .unwrap()
             .scenario()
@@ -253,5 +259,7 @@ fn the_originals_load() {
         repo().join("training/tests/data/checkpoints-8e046a1/mocc/checkpoints/ckpt-00000009");
     let (state, tensors) = checkpoint::load(&fixture).unwrap();
     state.validate(&tensors).unwrap();
-    mocc_policy::Policy::load(repo().join("checkpoints/mocc-omega36")).unwrap();
+    for shipped in ["checkpoints/mocc-omega36", "checkpoints/mocc-paths"] {
+        mocc_policy::Policy::load(repo().join(shipped)).unwrap();
+    }
 }
