@@ -272,6 +272,76 @@ fn the_fair_share_capacity_divides_throughput_by_the_flows_on_the_link() {
 }
 
 #[test]
+fn the_fair_share_counts_every_sender_started_and_not_stopped() {
+    // A learned flow from 0 s, a second one from 2 s, Cubic throughout, a constant sender that
+    // stops at 4 s and a Cubic one that never takes part: 3 flows before 2 s, 4 until 4 s,
+    // then 3.
+    let yaml = "link: {bandwidth_pps: 600, delay_s: 0.02, queue_pkts: 40}
+senders:
+  - controller: agent
+  - {controller: agent, start_time_s: 2}
+  - controller: cubic
+  - {controller: constant, start_rate: {pps: 50}, stop_time_s: 4}
+  - {controller: cubic, probability: 0}
+episode_mis: 100000
+reward: mocc
+reward_capacity: fair_share
+monitor_interval: {min_packets: 10}
+";
+    let expected_flows = |t: f64| if (2.0..4.0).contains(&t) { 4.0 } else { 3.0 };
+    let mut v = VecEnv::new(scenario(yaml), 1, 3, 1).unwrap();
+    let w = [0.5, 0.3, 0.2];
+    v.set_objective(0, w);
+    v.set_objective(1, w);
+    let mut seen = [false; 3];
+    for _ in 0..3000 {
+        let n = v.ready_lanes().len();
+        let step = v.step(&vec![0.3; n]).unwrap();
+        for l in 0..2 {
+            if !step.completed[l] {
+                continue;
+            }
+            let info = step.infos[l];
+            let flows = expected_flows(info.time_s);
+            let expect = mocc_by_hand(&info, info.capacity_pps / flows, w);
+            assert!(
+                (info.reward - expect).abs() < 1e-9,
+                "lane {l} at {} s ({flows} flows): reward {} != {expect}",
+                info.time_s,
+                info.reward
+            );
+            seen[match info.time_s {
+                t if t < 2.0 => 0,
+                t if t < 4.0 => 1,
+                _ => 2,
+            }] = true;
+        }
+        if v.envs()[0].network().now_s() > 6.0 {
+            break;
+        }
+    }
+    assert_eq!(
+        seen, [true; 3],
+        "MIs before 2 s, between 2 and 4 s and after 4 s"
+    );
+}
+
+#[test]
+fn a_scenario_with_the_fair_share_capacity_round_trips() {
+    let s = scenario(&two_flows("fair_share"));
+    let json = serde_json::to_string(s.config()).unwrap();
+    assert!(
+        json.contains("\"reward_capacity\":\"fair_share\""),
+        "{json}"
+    );
+    let back: mocc_gym::ScenarioConfig = serde_json::from_str(&json).unwrap();
+    assert_eq!(&back, s.config());
+    // The default is left out, so configs written before the field stay byte-identical.
+    let link = serde_json::to_string(scenario(&two_flows("link")).config()).unwrap();
+    assert!(!link.contains("reward_capacity"), "{link}");
+}
+
+#[test]
 fn the_fair_share_capacity_is_the_link_for_a_lone_flow() {
     let lone = |capacity: &str| {
         two_flows(capacity).replace(

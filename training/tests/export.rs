@@ -279,7 +279,22 @@ fn every_learned_sender_runs_the_controllers_clock_with_the_path_observation() {
         Path::new("stepping.yaml"),
     )
     .unwrap();
-    shared_link_parity(trained, stepping.config().link.clone(), "path-clocks");
+    let run = shared_link_parity(trained, stepping.config().link.clone(), "path-clocks");
+    // The senders ran past both steps, and the step up read as a higher latency ratio.
+    assert!(run.end_s > 6.0, "the run ends at {} s", run.end_s);
+    assert!(
+        run.max_latency_ratio > 1.5,
+        "largest latency ratio {}",
+        run.max_latency_ratio
+    );
+}
+
+/// What a parity run covered.
+struct ParityRun {
+    /// Simulated time at the end (s).
+    end_s: f64,
+    /// The largest `latency ratio` a sender observed.
+    max_latency_ratio: f32,
 }
 
 fn repo() -> PathBuf {
@@ -289,7 +304,11 @@ fn repo() -> PathBuf {
 /// Three learned senders (two staggered) and a Cubic flow share `link`. Each decides at the end
 /// of its own MIs; a deployed Controller per sender, fed that sender's MIs, must see the same
 /// observation and choose the same rate.
-fn shared_link_parity(mut trained: ScenarioConfig, link: mocc_gym::config::LinkConfig, tag: &str) {
+fn shared_link_parity(
+    mut trained: ScenarioConfig,
+    link: mocc_gym::config::LinkConfig,
+    tag: &str,
+) -> ParityRun {
     trained.observation.history_len = 5;
     let obs_dim = 5 * trained.observation.features.len();
     let dir = temp_dir(tag);
@@ -321,6 +340,15 @@ fn shared_link_parity(mut trained: ScenarioConfig, link: mocc_gym::config::LinkC
     let mut decisions = [0usize; 3];
     // Values of the newest MI's last feature (send ratio, or the peak delivery ratio).
     let mut last_feature = std::collections::BTreeSet::new();
+    let features = trained.observation.features.len();
+    let ratio_at = trained
+        .observation
+        .features
+        .features()
+        .iter()
+        .position(|f| *f == mocc_policy::Feature::LatencyRatio)
+        .expect("the observation has a latency ratio");
+    let mut max_latency_ratio = f32::MIN;
     for _ in 0..600 {
         let mut actions = [Action::Delta(0.0); 3];
         for k in 0..3 {
@@ -337,8 +365,11 @@ fn shared_link_parity(mut trained: ScenarioConfig, link: mocc_gym::config::LinkC
                 c
             });
             assert_eq!(env.slot_observation(k), c.observation(), "slot {k}");
-            if let Some(newest) = c.observation().last() {
+            let obs = c.observation();
+            if let Some(newest) = obs.last() {
                 last_feature.insert(newest.to_bits());
+                let ratio = obs[obs.len() - features + ratio_at];
+                max_latency_ratio = max_latency_ratio.max(ratio);
             }
             let w = objectives[k].map(|v| v as f32);
             let a = policy.mean_action(env.slot_observation(k), &w, &mut ws);
@@ -371,4 +402,8 @@ fn shared_link_parity(mut trained: ScenarioConfig, link: mocc_gym::config::LinkC
         assert_eq!(t.sent, t.acked + t.lost + s.in_flight() as u64);
     }
     let _ = std::fs::remove_dir_all(dir);
+    ParityRun {
+        end_s: env.network().now_s(),
+        max_latency_ratio,
+    }
 }

@@ -152,8 +152,8 @@ proptest! {
     }
 
     #[test]
-    fn training_configs(m in mutation(), which in 0usize..3) {
-        let files = ["tiny.yaml", "tiny-mocc.yaml", "mocc-omega36.yaml"];
+    fn training_configs(m in mutation(), which in 0usize..4) {
+        let files = ["tiny.yaml", "tiny-mocc.yaml", "mocc-omega36.yaml", "mocc-paths.yaml"];
         let path = repo().join("configs").join(files[which]);
         let original = std::fs::read(&path).unwrap();
         let text = String::from_utf8_lossy(&apply(&original, &m)).into_owned();
