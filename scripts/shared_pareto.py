@@ -12,7 +12,8 @@ seven sharing targets the policy meets:
   4 flows, every case at utilization >= 0.9): three targets;
 - throughput-heavy against latency-heavy flows: rate ratio within 0.5-2;
 - 20 ms against 80 ms base RTT: rate ratio >= 0.5;
-- against one Cubic flow: rate ratio within 0.5-2 on both the 1 and the 4 BDP buffer;
+- against one Cubic flow: rate ratio within 0.5-2 on both the 1 and the 4 BDP buffer (both
+  must be in the JSON);
 - the LEO path: utilization >= 0.8 at RTT ratio <= 1.5.
 
 Points at the same count are spread a little vertically (by variant, then by seed) so they
@@ -42,7 +43,8 @@ def targets_met(d):
         met.append("objectives")
     if d["rtt_min_max_ratio"] >= 0.5:
         met.append("rtts")
-    if all(0.5 <= r <= 2.0 for r in d["friendliness"].values()):
+    friendliness = d["friendliness"]
+    if len(friendliness) == 2 and all(0.5 <= r <= 2.0 for r in friendliness.values()):
         met.append("cubic")
     leo = d.get("leo_utilization_rtt_ratio")
     if leo is not None and leo[0] >= 0.8 and leo[1] <= 1.5:
@@ -60,9 +62,11 @@ def load(args):
         try:
             with open(path) as f:
                 d = json.load(f)
+            points.append((name, path, d["grid_median"], targets_met(d)))
         except (OSError, ValueError) as e:
             raise SystemExit(f"{path}: {e}")
-        points.append((name, path, d["grid_median"], targets_met(d)))
+        except KeyError as e:
+            raise SystemExit(f"{path}: no {e} (not a shared_targets.py result?)")
     return points
 
 
@@ -102,10 +106,9 @@ def draw(points, out):
     wide.set_xlim(min(0.76, lo - 0.01), 1.0)
     hi = max(p[2] for p in points)
     near.set_xlim(near_lo, max(0.986, hi + 0.001))
-    handles, labels = near.get_legend_handles_labels()
-    keep = len(labels) - len(variants) - 1  # one span label per panel: keep the first
-    fig.legend(handles[keep:], labels[keep:], loc="upper center", ncol=4, fontsize=8,
-               frameon=False, bbox_to_anchor=(0.5, 1.0))
+    handles, labels = near.get_legend_handles_labels()  # the span, then one per variant
+    fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout(rect=(0, 0, 1, 0.88))
     fig.savefig(out, dpi=130)
 

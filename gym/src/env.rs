@@ -4,7 +4,7 @@ use crate::agent_slot::{AgentSlot, SlotPhase, SlotSnapshot};
 use crate::cc::ClassicCc;
 use crate::config::ControllerConfig;
 use crate::link::LinkParams;
-use crate::reward::{MiOutcome, RewardKind, SharingOutcome};
+use crate::reward::{MiOutcome, RewardCapacity, RewardKind, SharingOutcome};
 use crate::scenario::Scenario;
 use crate::sim::{Network, Sender, SimCounters};
 use mocc_policy::{MiClock, MonitorInterval, ObservationBuilder};
@@ -570,7 +570,7 @@ impl Env {
         if !cfg.reward_terms.is_off() {
             reward += cfg.reward_terms.value(&SharingOutcome {
                 delivered_pps: outcome.delivered_pps,
-                fair_share_pps: outcome.capacity_pps / flows as f64,
+                fair_share_pps: RewardCapacity::FairShare.of(outcome.capacity_pps, flows),
                 rate_pps: slot.rate_pps,
                 previous_rate_pps: slot.previous_rate_pps,
             });

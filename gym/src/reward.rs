@@ -66,14 +66,15 @@ impl RewardKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RewardCapacity {
-    /// The bottleneck's capacity (MOCC): on a link of N flows each flow's throughput term is
-    /// at most about 1/N, so sharing weighs latency N times more than alone.
+    /// The bottleneck's capacity (MOCC): on a link of N flows a flow at its fair share earns
+    /// about `w_thr / N` from throughput, so sharing weighs latency N times more than alone.
     #[default]
     Link,
-    /// The flow's fair share, the capacity over the flows on the link (learned and classic),
-    /// with the term still clamped to 1: a flow gains nothing above its share, and N flows
-    /// weigh throughput against latency as a lone flow does. The same as `link` for a lone
-    /// flow.
+    /// The flow's fair share, the capacity over the flows on the link at the MI's end (every
+    /// sender started and not stopped, learned or classic, an on-off one in its off phase
+    /// too), with the term still clamped to 1: a flow gains nothing above its share, and N
+    /// flows weigh throughput against latency as a lone flow does. The same as `link` for a
+    /// lone flow.
     FairShare,
 }
 
