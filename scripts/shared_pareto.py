@@ -65,8 +65,8 @@ def load(args):
             points.append((name, path, d["grid_median"], targets_met(d)))
         except (OSError, ValueError) as e:
             raise SystemExit(f"{path}: {e}")
-        except KeyError as e:
-            raise SystemExit(f"{path}: no {e} (not a shared_targets.py result?)")
+        except (KeyError, TypeError, IndexError) as e:
+            raise SystemExit(f"{path}: not a shared_targets.py result ({e!r})")
     return points
 
 

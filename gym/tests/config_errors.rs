@@ -231,7 +231,7 @@ fn senders_and_their_presence() {
         "reward_terms: {starvation: -0.5}",
         "reward_terms.starvation",
     );
-    // Aurora's reward (the default) has no capacity to divide by.
+    // Aurora's reward has no capacity to divide by.
     assert_invalid(
         "reward: aurora\nreward_capacity: fair_share",
         "reward_capacity",
