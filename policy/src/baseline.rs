@@ -230,18 +230,19 @@ impl LatencyBaseline {
                 seconds,
                 drain_fraction,
             } => {
-                self.restart_if_drained(mi, seconds, drain_fraction);
+                self.push_delivery(mi, seconds);
+                self.restart_if_drained(mi, drain_fraction);
                 self.push_latency(mi, seconds);
             }
         }
         self.estimate()
     }
 
-    /// The drain-aware step before the MI's latency joins the window: clears the window at the
-    /// first drained MI of a back-off (a run of MIs at or below the drain fraction of the peak).
-    fn restart_if_drained(&mut self, mi: &MonitorInterval, seconds: f64, drain_fraction: f64) {
+    /// The drain-aware step between the MI's delivery and its latency joining the windows:
+    /// clears the latency window at the first drained MI of a back-off (a run of MIs at or
+    /// below the drain fraction of the peak).
+    fn restart_if_drained(&mut self, mi: &MonitorInterval, drain_fraction: f64) {
         let baseline_s = self.current();
-        self.push_delivery(mi, seconds);
         let peak = self.peak_delivery_pps();
         if mi.send_rate_pps() > drain_fraction * peak {
             self.restarted_in_back_off = false;
