@@ -319,6 +319,11 @@ fn observation_and_monitor_interval_domains() {
     assert_invalid("episode_mis: 0", "episode_mis");
     assert_invalid("action: {min_rate_pps: 0}", "action");
     assert_err("action: {min_rate_pps: 0}", &["min_rate_pps"]);
+    let yaml = "action: {binomial_increase: {k: 0, reference_pps: 300}}";
+    assert_invalid(yaml, "action");
+    assert_err(yaml, &["binomial_increase.k"]);
+    let yaml = "action: {binomial_increase: {k: 0.5, reference_pps: -1}}";
+    assert_err(yaml, &["binomial_increase.reference_pps"]);
 }
 
 #[test]

@@ -48,7 +48,7 @@ pub use normalize::{
 };
 pub use objective::{Objective, ObjectiveError};
 pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
-pub use rate::{RateError, RateRule};
+pub use rate::{BinomialIncrease, RateError, RateRule};
 pub use spec::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,
     WeightsSpec, POLICY_FORMAT_VERSION,

@@ -1,4 +1,6 @@
-//! Aurora's rate-update rule: multiplicative steps scaled by `delta_scale`, then clamped.
+//! Aurora's rate-update rule: multiplicative steps scaled by `delta_scale`, then clamped;
+//! optionally with binomial increases that grow slower than the rate, so that flows which read
+//! the same queue converge to equal rates.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +18,7 @@ pub enum RateError {
 }
 
 /// `d = delta_scale * a`; `rate *= 1 + d` when `d >= 0`, else `rate /= 1 - d`; then clamp.
+/// With [`BinomialIncrease`] an increase is `rate * d * (reference / rate)^k` instead.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateRule {
@@ -28,6 +31,51 @@ pub struct RateRule {
     /// Highest rate the rule produces, packets/s (Aurora: 1000).
     #[serde(default = "default_max_rate")]
     pub max_rate_pps: f64,
+    /// Increases that grow as `rate^(1 - k)` (absent: multiplicative, Aurora's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binomial_increase: Option<BinomialIncrease>,
+}
+
+/// The increase of a binomial rule (Bansal and Balakrishnan, "Binomial congestion control
+/// algorithms", INFOCOM 2001): a positive step `d` raises the rate by
+/// `rate * d * (reference_pps / rate)^k`; decreases stay multiplicative. With Aurora's rule
+/// (`k = 0`) two flows that take the same actions keep their rates' ratio forever, so whichever
+/// flow holds more of a link keeps it. With `k > 0` the slower flow's increases are the larger
+/// fraction of its rate, and the ratio shrinks with every increase the two share (Chiu and Jain,
+/// 1989). At `reference_pps` a step is Aurora's; below it larger, above it smaller.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BinomialIncrease {
+    /// The increase exponent `k`, in (0, 1]: 1 is an additive increase of
+    /// `d * reference_pps`.
+    pub k: f64,
+    /// Rate at which an increase equals Aurora's multiplicative one (packets/s, > 0).
+    pub reference_pps: f64,
+}
+
+impl BinomialIncrease {
+    /// Checks the parameters; errors name the field under `binomial_increase`.
+    fn validate(&self) -> Result<(), RateError> {
+        let invalid = |field, message: String| Err(RateError::Invalid { field, message });
+        if !(self.k > 0.0 && self.k <= 1.0) {
+            return invalid(
+                "binomial_increase.k",
+                format!("must lie in (0, 1] (got {})", self.k),
+            );
+        }
+        if !(self.reference_pps.is_finite() && self.reference_pps > 0.0) {
+            return invalid(
+                "binomial_increase.reference_pps",
+                format!("must be finite and > 0 (got {})", self.reference_pps),
+            );
+        }
+        Ok(())
+    }
+
+    /// The rate after a positive step `delta` from `rate_pps` (> 0).
+    fn raise(&self, rate_pps: f64, delta: f64) -> f64 {
+        rate_pps + rate_pps * delta * (self.reference_pps / rate_pps).powf(self.k)
+    }
 }
 
 fn default_delta_scale() -> f64 {
@@ -46,6 +94,7 @@ impl Default for RateRule {
             delta_scale: default_delta_scale(),
             min_rate_pps: default_min_rate(),
             max_rate_pps: default_max_rate(),
+            binomial_increase: None,
         }
     }
 }
@@ -75,7 +124,10 @@ impl RateRule {
                 ),
             );
         }
-        Ok(())
+        match &self.binomial_increase {
+            Some(b) => b.validate(),
+            None => Ok(()),
+        }
     }
 
     /// Clamps a rate to the limits (NaN becomes the minimum).
@@ -97,7 +149,10 @@ impl RateRule {
         let action = if action.is_nan() { 0.0 } else { action };
         let delta = action * self.delta_scale;
         let next = if delta >= 0.0 {
-            rate_pps * (1.0 + delta)
+            match &self.binomial_increase {
+                Some(b) if rate_pps > 0.0 => b.raise(rate_pps, delta),
+                _ => rate_pps * (1.0 + delta),
+            }
         } else {
             rate_pps / (1.0 - delta)
         };
@@ -122,6 +177,66 @@ mod tests {
         assert_eq!(r.clamp(f64::NAN), 40.0);
         assert_eq!(r.apply(100.0, f64::INFINITY), 1000.0);
         assert_eq!(r.apply(100.0, f64::NEG_INFINITY), 40.0);
+    }
+
+    fn binomial(k: f64, reference_pps: f64) -> RateRule {
+        RateRule {
+            max_rate_pps: 5000.0,
+            binomial_increase: Some(BinomialIncrease { k, reference_pps }),
+            ..RateRule::default()
+        }
+    }
+
+    #[test]
+    fn binomial_increase_by_hand() {
+        // k = 0.5, reference 400: from 100 pkt/s, action 4 (d = 0.1) adds
+        // 100 * 0.1 * sqrt(400 / 100) = 20; from 1600 it adds 1600 * 0.1 * sqrt(1 / 4) = 80.
+        let r = binomial(0.5, 400.0);
+        assert!((r.apply(100.0, 4.0) - 120.0).abs() < 1e-9);
+        assert!((r.apply(1600.0, 4.0) - 1680.0).abs() < 1e-9);
+        // At the reference the step is Aurora's.
+        assert!((r.apply(400.0, 4.0) - 440.0).abs() < 1e-9);
+        // k = 1 is additive: d * reference at any rate.
+        let additive = binomial(1.0, 400.0);
+        assert!((additive.apply(100.0, 4.0) - 140.0).abs() < 1e-9);
+        assert!((additive.apply(1600.0, 4.0) - 1640.0).abs() < 1e-9);
+        // Decreases stay multiplicative; limits and NaN as before.
+        assert!((r.apply(110.0, -4.0) - 100.0).abs() < 1e-12);
+        assert_eq!(r.apply(4900.0, 10.0), 5000.0);
+        assert_eq!(r.apply(100.0, f64::NAN), 100.0);
+        assert_eq!(r.apply(100.0, f64::INFINITY), 5000.0);
+    }
+
+    #[test]
+    fn binomial_increase_reads_and_old_rules_write_as_before() {
+        let r: RateRule = serde_json::from_str(
+            r#"{"max_rate_pps": 5000, "binomial_increase": {"k": 0.5, "reference_pps": 400}}"#,
+        )
+        .unwrap();
+        assert_eq!(r, binomial(0.5, 400.0));
+        let back: RateRule = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        let plain = serde_json::to_string(&RateRule::default()).unwrap();
+        assert!(!plain.contains("binomial"), "{plain}");
+        assert!(serde_json::from_str::<RateRule>(r#"{"binomial_increase": {"k": 0.5}}"#).is_err());
+    }
+
+    #[test]
+    fn binomial_validation_names_fields() {
+        for (rule, field) in [
+            (binomial(0.0, 400.0), "binomial_increase.k"),
+            (binomial(1.5, 400.0), "binomial_increase.k"),
+            (binomial(f64::NAN, 400.0), "binomial_increase.k"),
+            (binomial(0.5, 0.0), "binomial_increase.reference_pps"),
+            (
+                binomial(0.5, f64::INFINITY),
+                "binomial_increase.reference_pps",
+            ),
+        ] {
+            let err = rule.validate().unwrap_err().to_string();
+            assert!(err.starts_with(field), "{err}");
+        }
+        assert!(binomial(1.0, 400.0).validate().is_ok());
     }
 
     #[test]
@@ -152,6 +267,29 @@ mod tests {
             let r = RateRule::default();
             let next = r.apply(rate, a);
             prop_assert!((40.0..=1000.0).contains(&next));
+        }
+
+        /// Two flows that take the same actions: Aurora's rule keeps their rates' ratio, a
+        /// binomial increase shrinks it (and never reverses it) while a decrease keeps it.
+        #[test]
+        fn binomial_increases_pull_rates_together(
+            slow in 50.0f64..1000.0,
+            factor in 1.01f64..4.0,
+            a in -1.0f64..1.0,
+            k in 0.05f64..1.0,
+        ) {
+            let fast = slow * factor;
+            let before = fast / slow;
+            let aurora = RateRule { max_rate_pps: 1e6, ..RateRule::default() };
+            let after = aurora.apply(fast, a) / aurora.apply(slow, a);
+            prop_assert!((after - before).abs() < 1e-9 * before);
+            let rule = RateRule { max_rate_pps: 1e6, ..binomial(k, 300.0) };
+            let after = rule.apply(fast, a) / rule.apply(slow, a);
+            if a > 0.0 {
+                prop_assert!(after < before && after >= 1.0, "{before} -> {after}");
+            } else {
+                prop_assert!((after - before).abs() < 1e-9 * before);
+            }
         }
 
         #[test]

@@ -2,8 +2,8 @@
 //! episode sequence.
 
 use mocc_policy::{
-    Activation, Controller, LayerSpec, MonitorInterval, Policy, PolicyError, PolicySpec,
-    RttSummary, BYTES_PER_PACKET,
+    Activation, BinomialIncrease, Controller, LayerSpec, MonitorInterval, Policy, PolicyError,
+    PolicySpec, RttSummary, BYTES_PER_PACKET,
 };
 use std::path::{Path, PathBuf};
 
@@ -291,6 +291,35 @@ fn without_warmup_the_first_decision_comes_at_reset() {
     let rule = policy.rate_rule();
     let mut c = Controller::new(policy, [1.0 / 3.0; 3]).unwrap();
     assert_eq!(c.reset(300.0), rule.apply(300.0, f64::from(a0)));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn binomial_increase_round_trips_and_drives_the_controller() {
+    let (mut spec, tensors) = random_policy(false, 5);
+    spec.monitor_interval.warmup_mis = 0;
+    spec.action.max_rate_pps = 5000.0;
+    spec.action.binomial_increase = Some(BinomialIncrease {
+        k: 0.5,
+        reference_pps: 300.0,
+    });
+    let dir = temp_dir("binomial");
+    Policy::write(&dir, spec.clone(), &tensors).unwrap();
+    let policy = Policy::load(&dir).unwrap();
+    let rule = policy.rate_rule();
+    assert_eq!(rule, spec.action);
+    let builder = policy.observation_builder();
+    let mut ws = policy.workspace();
+    let a0 = f64::from(policy.mean_action(builder.observation(), &[1.0 / 3.0; 3], &mut ws));
+    let mut c = Controller::new(policy, [1.0 / 3.0; 3]).unwrap();
+    // From 1200 pkt/s an increase is half Aurora's (sqrt(300 / 1200)); a decrease is Aurora's.
+    let d = a0 * rule.delta_scale;
+    let expect = if d >= 0.0 {
+        1200.0 * (1.0 + 0.5 * d)
+    } else {
+        1200.0 / (1.0 - d)
+    };
+    assert!((c.reset(1200.0) - expect).abs() < 1e-9 * expect);
     let _ = std::fs::remove_dir_all(dir);
 }
 
