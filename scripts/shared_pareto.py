@@ -9,7 +9,8 @@ mocc-grid median (alone on a fixed link; target >= 0.978), the y axis how many o
 seven sharing targets the policy meets:
 
 - fairness on each of the three fairness networks (median Jain's index >= 0.95 for 2, 3 and
-  4 flows, every case at utilization >= 0.9): three targets;
+  4 flows, every case at utilization >= 0.9): three targets (named by the network, `fair-800`
+  and so on for configs/eval/shared.yaml's, the network's full name for other suites');
 - throughput-heavy against latency-heavy flows: rate ratio within 0.5-2;
 - 20 ms against 80 ms base RTT: rate ratio >= 0.5;
 - against one Cubic flow: rate ratio within 0.5-2 on both the 1 and the 4 BDP buffer (both
@@ -32,10 +33,17 @@ NETWORKS = {"fair-800": "bw800_d0.02_q100", "fair-2500": "bw2500_d0.03_q150",
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
+def fairness_networks(d):
+    """The fairness networks of a result, in order of appearance, as (target name, network)."""
+    short = {network: name for name, network in NETWORKS.items()}
+    networks = dict.fromkeys(key.rsplit("/", 1)[0] for key in d["fairness"])
+    return [(short.get(n, f"fair-{n}"), n) for n in networks]
+
+
 def targets_met(d):
     """The sharing targets one shared_targets.py result meets, by name."""
     met = []
-    for name, network in NETWORKS.items():
+    for name, network in fairness_networks(d):
         cases = [d["fairness"].get(f"{network}/{n}") for n in (2, 3, 4)]
         if all(c is not None and c[0] >= 0.95 and c[1] >= 0.9 for c in cases):
             met.append(name)

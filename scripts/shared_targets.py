@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Every target of the competing-flows issue for one policy, as one JSON line.
 
-    python3 scripts/shared_targets.py POLICY OUT_DIR [--mocc BIN]
+    python3 scripts/shared_targets.py POLICY OUT_DIR [--mocc BIN] [--sharing-suites DIR]
 
 POLICY is anything `mocc eval --policy` takes (a run folder, checkpoint, export or baseline).
 Runs `mocc eval` on configs/eval/shared.yaml, shared-objectives.yaml, shared-rtt.yaml,
-mocc-grid.yaml and mocc-preference.yaml into OUT_DIR/<suite>, then reports:
+mocc-grid.yaml and mocc-preference.yaml into OUT_DIR/<suite>, then reports what follows.
+`--sharing-suites DIR` reads the three sharing suites from DIR instead (the same file names;
+configs/eval/validation holds twins on other networks and seeds, for choosing among trained
+seeds without looking at the target suites); the alone suites stay configs/eval's.
 
 - fairness: median Jain's index per second and utilization for 2, 3 and 4 staggered flows on
   each shared.yaml network (targets: >= 0.95 and >= 0.9);
@@ -30,7 +33,8 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from preference_spearman import spearman  # noqa: E402
 
-SUITES = ["shared", "shared-objectives", "shared-rtt", "mocc-grid", "mocc-preference"]
+SHARING_SUITES = ["shared", "shared-objectives", "shared-rtt"]
+ALONE_SUITES = ["mocc-grid", "mocc-preference"]
 
 
 def rows(path):
@@ -38,13 +42,24 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
-def evaluate(mocc, policy, out):
-    for suite in SUITES:
+def evaluate(mocc, policy, out, sharing_dir):
+    suites = [(sharing_dir, s) for s in SHARING_SUITES] + [("configs/eval", s) for s in ALONE_SUITES]
+    for folder, suite in suites:
         subprocess.run(
-            [mocc, "eval", "--policy", policy, "--suite", f"configs/eval/{suite}.yaml",
+            [mocc, "eval", "--policy", policy, "--suite", os.path.join(folder, f"{suite}.yaml"),
              "--out", os.path.join(out, suite)],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
+
+
+def option(argv, name, default):
+    """The value after `name` in argv, or `default` when the flag is absent."""
+    if name not in argv:
+        return default
+    i = argv.index(name)
+    if i + 1 >= len(argv):
+        sys.exit(f"{name}: expected a value")
+    return argv[i + 1]
 
 
 def fairness(out):
@@ -94,8 +109,9 @@ def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__.strip())
     policy, out = argv[0], argv[1]
-    mocc = argv[argv.index("--mocc") + 1] if "--mocc" in argv else "target/release/mocc"
-    evaluate(mocc, policy, out)
+    mocc = option(argv, "--mocc", "target/release/mocc")
+    sharing_dir = option(argv, "--sharing-suites", "configs/eval")
+    evaluate(mocc, policy, out, sharing_dir)
     print(json.dumps({
         "policy": policy,
         "fairness": fairness(out),
