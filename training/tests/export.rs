@@ -262,9 +262,10 @@ fn every_learned_sender_on_a_shared_link_runs_the_controllers_clock() {
     shared_link_parity(trained, link, "shared-link-clocks");
 }
 
-/// As above with the observation of configs/scenarios/mocc-paths.yaml (every packet counted,
-/// the drain-aware baseline, the peak delivery ratio) on a link whose base RTT steps up and
-/// down, so that baselines restart and deliveries peak while the senders share it.
+/// As above with the observation and rate rule of configs/scenarios/mocc-paths.yaml (every
+/// packet counted, the drain-aware baseline, the peak delivery ratio, binomial increases) on a
+/// link whose base RTT steps up and down, so that baselines restart and deliveries peak while
+/// the senders share it.
 #[test]
 fn every_learned_sender_runs_the_controllers_clock_with_the_path_observation() {
     let text = std::fs::read_to_string(repo().join("configs/scenarios/mocc-paths.yaml"))
@@ -274,6 +275,7 @@ fn every_learned_sender_runs_the_controllers_clock_with_the_path_observation() {
         .config()
         .clone();
     assert_eq!(trained.metrics, mocc_gym::MetricsVersion::Delivered);
+    assert!(trained.action.binomial_increase.is_some());
     let stepping = Scenario::from_yaml_str(
         "link:\n  bandwidth_pps: 600\n  delay_s: 0.015\n  queue_pkts: 40\n  schedule:\n    - {time_s: 3, bandwidth_pps: 400, delay_s: 0.04}\n    - {time_s: 6, bandwidth_pps: 700, delay_s: 0.01}\n  schedule_period_s: 9\n",
         Path::new("stepping.yaml"),
