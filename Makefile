@@ -64,8 +64,9 @@ mpitools:
 build: libtorch $(MPI_DEPS)
 	$(CARGO) build --release $(FEATURES)
 
-# Trains the default config (override with `make train CONFIG=...`).
-CONFIG ?= configs/mocc.yaml
+# Trains the default config, the shipped checkpoints/mocc-paths's (override with
+# `make train CONFIG=...`).
+CONFIG ?= configs/mocc-paths.yaml
 train: build
 	./target/release/mocc train $(CONFIG)
 
