@@ -1049,7 +1049,7 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
     }
     let fairness = std::fs::read_to_string(out.join("fairness.csv")).unwrap();
     assert!(fairness.starts_with(
-        "policy,flows,second,jain_index,utilization,network,rate_1_pps,rate_2_pps,rate_3_pps\n"
+        "policy,flows,second,jain_index,utilization,network,rate_1_pps,rate_2_pps,rate_3_pps,rtt_ratio\n"
     ));
     for line in fairness.lines().skip(1) {
         let cells: Vec<&str> = line.split(',').collect();
@@ -1069,11 +1069,25 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
             (rates.iter().sum::<f64>() / bw - utilization).abs() < 1e-9,
             "{line}"
         );
-        assert!(cells[6 + flows..].iter().all(|c| c.is_empty()), "{line}");
+        assert!(cells[6 + flows..9].iter().all(|c| c.is_empty()), "{line}");
+        // RTT over the flows' base RTTs (40 and 90 ms on bw300, 20 and 70 ms on bw600, with
+        // the second flow's extra 50 ms): at least 1, and a full queue adds at most 50/300 s
+        // to 40 ms (ratio 5.2) or 30/600 s to 20 ms (3.5).
+        let rtt_ratio: f64 = cells[9].parse().unwrap();
+        assert!((1.0 - 1e-9..6.0).contains(&rtt_ratio), "{line}");
     }
     let summary = std::fs::read_to_string(out.join("fairness-summary.csv")).unwrap();
     // 2 policies x 2 networks x 2 flow counts.
     assert_eq!(summary.lines().count(), 1 + 8, "{summary}");
+    assert!(summary
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",max_min_rate_ratio,rtt_ratio"));
+    for line in summary.lines().skip(1) {
+        let rtt_ratio: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        assert!((1.0 - 1e-9..6.0).contains(&rtt_ratio), "{line}");
+    }
     let friendly = std::fs::read_to_string(out.join("friendliness.csv")).unwrap();
     let queues: Vec<&str> = friendly
         .lines()

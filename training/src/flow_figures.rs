@@ -86,11 +86,12 @@ pub fn fairness_outputs(
     let max_flows = spec.flows.iter().copied().max().unwrap_or(0);
     let rate_columns: Vec<String> = (1..=max_flows).map(|k| format!(",rate_{k}_pps")).collect();
     let mut text = format!(
-        "policy,flows,second,jain_index,utilization,network{}\n",
+        "policy,flows,second,jain_index,utilization,network{},rtt_ratio\n",
         rate_columns.concat()
     );
-    let mut summary =
-        String::from("policy,network,flows,median_jain_index,utilization,max_min_rate_ratio\n");
+    let mut summary = String::from(
+        "policy,network,flows,median_jain_index,utilization,max_min_rate_ratio,rtt_ratio\n",
+    );
     let networks = spec.all_networks();
     let mut runs: FairnessRuns = Vec::new();
     for p in policies {
@@ -108,21 +109,23 @@ pub fn fairness_outputs(
                     let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
                     cells.resize(max_flows, ",".into());
                     text.push_str(&format!(
-                        "{},{n},{second},{j},{u},{}{}\n",
+                        "{},{n},{second},{j},{u},{}{},{}\n",
                         p.name(),
                         net.label(),
-                        cells.concat()
+                        cells.concat(),
+                        optional_cell(rates.rtt_ratio_in(second))
                     ));
                 }
                 let last_start = (n - 1) as f64 * spec.stagger_s;
                 let means: Vec<f64> = (0..n).map(|f| rates.mean_rate(f, last_start)).collect();
                 summary.push_str(&format!(
-                    "{},{},{n},{},{},{}\n",
+                    "{},{},{n},{},{},{},{}\n",
                     p.name(),
                     net.label(),
                     median(&jain),
                     mean(&utilizations),
-                    max_min_ratio(&means)
+                    max_min_ratio(&means),
+                    optional_cell(rates.rtt_ratio_from(last_start))
                 ));
                 let label = if networks.len() > 1 {
                     format!("{n} flows, {}", net.label())
@@ -183,6 +186,11 @@ fn fairness_run(
         1.0,
         0,
     )?)
+}
+
+/// A CSV cell: the value, or empty without one.
+fn optional_cell(x: Option<f64>) -> String {
+    x.map(|v| v.to_string()).unwrap_or_default()
 }
 
 fn median(xs: &[f64]) -> f64 {

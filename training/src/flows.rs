@@ -38,6 +38,33 @@ pub struct FlowNetwork {
     pub loss: f64,
 }
 
+/// RTT samples over a base RTT, summed: a mean RTT ratio weighted by samples.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RttTally {
+    /// Sum over the samples of RTT / base RTT.
+    pub ratio_sum: f64,
+    /// Number of samples.
+    pub samples: u64,
+}
+
+impl RttTally {
+    /// Adds the RTT samples of `mi` against `base_rtt_s`.
+    fn add(&mut self, mi: &MonitorInterval, base_rtt_s: f64) {
+        if mi.rtt.count > 0 && base_rtt_s > 0.0 {
+            self.ratio_sum += mi.rtt.mean_s * mi.rtt.count as f64 / base_rtt_s;
+            self.samples += mi.rtt.count;
+        }
+    }
+
+    /// The mean RTT ratio of all the tallies' samples (None without samples).
+    pub fn mean_of<'a>(tallies: impl IntoIterator<Item = &'a RttTally>) -> Option<f64> {
+        let (sum, n) = tallies
+            .into_iter()
+            .fold((0.0, 0u64), |(s, n), t| (s + t.ratio_sum, n + t.samples));
+        (n > 0).then(|| sum / n as f64)
+    }
+}
+
 impl FlowNetwork {
     /// Checks the values (the message names the field).
     pub fn validate(&self) -> Result<(), String> {
@@ -60,13 +87,16 @@ impl FlowNetwork {
     }
 }
 
-/// Per-flow delivery rate (packets/s) in consecutive windows of `window_s`, from time 0.
+/// Per-flow delivery rate (packets/s) and RTT in consecutive windows of `window_s`, from time 0.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FlowRates {
     /// Window length (s).
     pub window_s: f64,
     /// `rates[flow][window]`.
     pub rates: Vec<Vec<f64>>,
+    /// `rtts[flow][window]`: the RTT samples of the flow's MIs that closed in the window, over
+    /// the flow's base RTT (the bottleneck's two-way delay plus its own access path).
+    pub rtts: Vec<Vec<RttTally>>,
     /// Start time of each flow.
     pub starts: Vec<f64>,
 }
@@ -104,28 +134,37 @@ pub fn run_flows(
     }
     let windows = (duration_s / window_s).ceil() as usize;
     let mut rates = vec![Vec::with_capacity(windows); flows.len()];
+    let mut rtts = vec![Vec::with_capacity(windows); flows.len()];
+    let base_rtts: Vec<f64> = flows
+        .iter()
+        .map(|f| 2.0 * net.delay_s + f.extra_rtt_s)
+        .collect();
     let mut acked_before: Vec<u64> = vec![0; flows.len()];
     for w in 0..windows {
         let end = (w + 1) as f64 * window_s;
+        let mut tallies = vec![RttTally::default(); flows.len()];
         network.run_until(end, &mut rng, |net, i| {
             let now = net.now_s();
             let mi = net.senders_mut()[i].close_mi(now);
+            tallies[i].add(&mi, base_rtts[i]);
             if let (Some(clock), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
                 let next = decide(clock, flow, net.senders()[i].rate_pps(), &mi);
                 net.senders_mut()[i].set_rate_pps(next);
                 net.set_mi_end(i, now + clock.next_duration_s(next));
             }
         });
-        discard_unread_mis(&mut network, &learned, end);
+        close_unread_mis(&mut network, &learned, end, &base_rtts, &mut tallies);
         for (i, s) in network.senders().iter().enumerate() {
             let acked = s.totals().acked;
             rates[i].push((acked - acked_before[i]) as f64 / window_s);
             acked_before[i] = acked;
+            rtts[i].push(tallies[i]);
         }
     }
     Ok(FlowRates {
         window_s,
         rates,
+        rtts,
         starts: flows.iter().map(|f| f.start_s).collect(),
     })
 }
@@ -158,11 +197,19 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<MiClock>) {
 }
 
 /// Closes the MIs of the flows that no policy reads (classic and constant-rate senders have no
-/// MI clock), so their per-MI RTT samples stay bounded by one window instead of the whole run.
-fn discard_unread_mis(network: &mut Network, learned: &[Option<MiClock>], now: f64) {
-    for (sender, state) in network.senders_mut().iter_mut().zip(learned) {
+/// MI clock), so their per-MI RTT samples stay bounded by one window instead of the whole run;
+/// their samples go to the window's tallies.
+fn close_unread_mis(
+    network: &mut Network,
+    learned: &[Option<MiClock>],
+    now: f64,
+    base_rtts: &[f64],
+    tallies: &mut [RttTally],
+) {
+    let senders = network.senders_mut().iter_mut();
+    for (k, (sender, state)) in senders.zip(learned).enumerate() {
         if state.is_none() {
-            let _unread = sender.close_mi(now);
+            tallies[k].add(&sender.close_mi(now), base_rtts[k]);
         }
     }
 }
@@ -211,6 +258,18 @@ impl FlowRates {
             .collect()
     }
 
+    /// The mean RTT ratio of every flow's samples in window `w` (None without samples).
+    pub fn rtt_ratio_in(&self, w: usize) -> Option<f64> {
+        RttTally::mean_of(self.rtts.iter().filter_map(|r| r.get(w)))
+    }
+
+    /// The mean RTT ratio of every flow's samples in the windows from `from_s` on (None
+    /// without samples).
+    pub fn rtt_ratio_from(&self, from_s: f64) -> Option<f64> {
+        let first = (from_s / self.window_s).floor() as usize;
+        RttTally::mean_of(self.rtts.iter().flat_map(|r| r.iter().skip(first)))
+    }
+
     /// Mean delivery rate of a flow over the windows from `from_s` on.
     pub fn mean_rate(&self, flow: usize, from_s: f64) -> f64 {
         let first = (from_s / self.window_s).floor() as usize;
@@ -223,6 +282,7 @@ impl FlowRates {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn jain_index_hand_values() {
@@ -239,6 +299,7 @@ mod tests {
         let r = FlowRates {
             window_s: 1.0,
             rates: vec![vec![10.0, 10.0, 5.0, 5.0], vec![0.0, 0.0, 5.0, 15.0]],
+            rtts: Vec::new(),
             starts: vec![0.0, 2.0],
         };
         let j = r.jain_per_window();
@@ -246,5 +307,68 @@ mod tests {
         assert_eq!(j[0], 1.0);
         assert!((j[1] - 0.8).abs() < 1e-12);
         assert_eq!(r.mean_rate(1, 2.0), 10.0);
+    }
+
+    fn mi_with_rtts(samples: &[f64]) -> MonitorInterval {
+        MonitorInterval {
+            rtt: mocc_policy::RttSummary::from_samples(samples),
+            ..MonitorInterval::default()
+        }
+    }
+
+    #[test]
+    fn rtt_tallies_weight_by_samples() {
+        let mut a = RttTally::default();
+        // Four samples of 0.15 s against 0.1 s, then an MI without samples.
+        a.add(&mi_with_rtts(&[0.15; 4]), 0.1);
+        a.add(&mi_with_rtts(&[]), 0.1);
+        assert!((a.ratio_sum - 6.0).abs() < 1e-12);
+        assert_eq!(a.samples, 4);
+        let mut b = RttTally::default();
+        b.add(&mi_with_rtts(&[0.2, 0.4]), 0.2);
+        // (6 + 1 + 2) / 6 samples.
+        let mean = RttTally::mean_of([&a, &b]).unwrap();
+        assert!((mean - 9.0 / 6.0).abs() < 1e-12);
+        assert_eq!(RttTally::mean_of([&RttTally::default()]), None);
+    }
+
+    fn constant(rate: &str) -> LoadedPolicy {
+        LoadedPolicy::load(Path::new(rate)).unwrap()
+    }
+
+    #[test]
+    fn rtt_ratio_reads_the_queue_the_flows_hold() {
+        // 100 pkt/s, 50 ms one way (base RTT 0.1 s), 10 packets. One flow at 40 pkt/s leaves
+        // no queue: RTT = base. Two at 100 pkt/s hold it full: the link accepts a packet while
+        // the queue ahead plus its own 1/bw fits in 10/bw, so at most 9 packets (0.09 s) are
+        // ahead of it, and with twice the link's rate offered the queue never drains far.
+        let net = FlowNetwork {
+            bw_pps: 100.0,
+            delay_s: 0.05,
+            queue_pkts: 10.0,
+            loss: 0.0,
+        };
+        for (rate, n, lo, hi) in [("const:40", 1, 1.0, 1.0), ("const:100", 2, 1.75, 1.9)] {
+            let p = constant(rate);
+            let flows: Vec<Flow<'_>> = (0..n)
+                .map(|k| Flow {
+                    driver: &p,
+                    objective: [0.34, 0.33, 0.33],
+                    start_s: k as f64,
+                    extra_rtt_s: 0.0,
+                })
+                .collect();
+            let r = run_flows(&net, &flows, 10.0, 1.0, 0).unwrap();
+            assert_eq!(r.rtts.len(), n);
+            assert!(r.rtts.iter().all(|w| w.len() == 10));
+            if n == 2 {
+                assert_eq!(r.rtts[1][0].samples, 0, "the second flow starts at 1 s");
+            }
+            let within = |x: f64| x >= lo - 1e-9 && x <= hi + 1e-9;
+            let settled = r.rtt_ratio_from(5.0).unwrap();
+            assert!(within(settled), "{rate}: {settled}");
+            let last = r.rtt_ratio_in(9).unwrap();
+            assert!(within(last), "{rate}: {last}");
+        }
     }
 }
