@@ -10,8 +10,10 @@ mocc-grid.yaml and mocc-preference.yaml into OUT_DIR/<suite>, then reports what 
 configs/eval/validation holds twins on other networks and seeds, for choosing among trained
 seeds without looking at the target suites); the alone suites stay configs/eval's.
 
-- fairness: median Jain's index per second and utilization for 2, 3 and 4 staggered flows on
-  each shared.yaml network (targets: >= 0.95 and >= 0.9);
+- fairness: median Jain's index per second, utilization and RTT ratio for 2, 3 and 4
+  staggered flows on each shared.yaml network (targets: >= 0.95 and >= 0.9; the RTT ratio has
+  none, it shows whether the flows share by holding the buffer full; null from outputs
+  written before fairness-summary.csv had the column);
 - objectives: rate ratio of a throughput-heavy and a latency-heavy flow (target 0.5-2);
 - rtt: rate ratio of the 20 ms flow over the 80 ms flow, as min/max (target >= 0.5);
 - friendliness: policy / Cubic rate ratio on 1 and 4 BDP buffers (target 0.5-2);
@@ -66,7 +68,9 @@ def fairness(out):
     result = {}
     for r in rows(os.path.join(out, "shared", "fairness-summary.csv")):
         key = f"{r['network']}/{r['flows']}"
-        result[key] = [round(float(r["median_jain_index"]), 3), round(float(r["utilization"]), 3)]
+        rtt = r.get("rtt_ratio") or None
+        result[key] = [round(float(r["median_jain_index"]), 3), round(float(r["utilization"]), 3),
+                       None if rtt is None else round(float(rtt), 3)]
     return result
 
 
