@@ -360,11 +360,24 @@ fn a_killed_run_leaves_a_loadable_checkpoint_and_resumes() {
 
 #[test]
 fn every_eval_suite_parses() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/eval");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        mocc_training::suite::Suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    // configs/eval and its folders (the validation twins).
+    let mut dirs = vec![PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/eval"
+    ))];
+    let mut twins = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                mocc_training::suite::Suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                twins += usize::from(dir.ends_with("validation"));
+            }
+        }
     }
+    assert_eq!(twins, 3, "the three validation twins");
 }
 
 #[test]
@@ -815,6 +828,16 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
     assert!(jain
         .iter()
         .all(|&(n, j)| j >= 1.0 / n as f64 - 1e-9 && j <= 1.0 + 1e-9));
+    // The learned flows' RTT samples reach the rtt_ratio column (the last) every second: at
+    // least the base RTT, at most a full 50-packet queue at 300 pkt/s over 40 ms (5.2).
+    for line in fairness
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("checkpoints/mocc-omega36,"))
+    {
+        let rtt_ratio: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        assert!((1.0 - 1e-9..5.25).contains(&rtt_ratio), "{line}");
+    }
     let friendly = std::fs::read_to_string(out.join("friendliness.csv")).unwrap();
     assert_eq!(friendly.lines().count(), 3, "{friendly}");
     let series = std::fs::read_to_string(out.join("timeseries-two-flow.csv")).unwrap();
@@ -1069,11 +1092,15 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
             (rates.iter().sum::<f64>() / bw - utilization).abs() < 1e-9,
             "{line}"
         );
-        assert!(cells[6 + flows..9].iter().all(|c| c.is_empty()), "{line}");
+        let last = cells.len() - 1;
+        assert!(
+            cells[6 + flows..last].iter().all(|c| c.is_empty()),
+            "{line}"
+        );
         // RTT over the flows' base RTTs (40 and 90 ms on bw300, 20 and 70 ms on bw600, with
         // the second flow's extra 50 ms): at least 1, and a full queue adds at most 50/300 s
         // to 40 ms (ratio 5.2) or 30/600 s to 20 ms (3.5).
-        let rtt_ratio: f64 = cells[9].parse().unwrap();
+        let rtt_ratio: f64 = cells[last].parse().unwrap();
         assert!((1.0 - 1e-9..6.0).contains(&rtt_ratio), "{line}");
     }
     let summary = std::fs::read_to_string(out.join("fairness-summary.csv")).unwrap();
