@@ -1,6 +1,6 @@
 //! Aurora's rate-update rule: multiplicative steps scaled by `delta_scale`, then clamped;
-//! optionally with binomial increases that grow slower than the rate, so that flows which read
-//! the same queue converge to equal rates.
+//! optionally with binomial increases that grow slower than the rate, so that every increase
+//! flows which read the same queue share narrows the ratio of their rates.
 
 use serde::{Deserialize, Serialize};
 
@@ -72,9 +72,19 @@ impl BinomialIncrease {
         Ok(())
     }
 
-    /// The rate after a positive step `delta` from `rate_pps` (> 0).
+    /// The rate after a positive step `delta` from `rate_pps` (> 0). The expression is the
+    /// one the shipped policies were trained with (the same bits); an infinite rate stays
+    /// infinite, and where `reference / rate` overflows with no step (`0 * inf`) the rate stays.
     fn raise(&self, rate_pps: f64, delta: f64) -> f64 {
-        rate_pps + rate_pps * delta * (self.reference_pps / rate_pps).powf(self.k)
+        if rate_pps.is_infinite() {
+            return rate_pps;
+        }
+        let next = rate_pps + rate_pps * delta * (self.reference_pps / rate_pps).powf(self.k);
+        if next.is_nan() {
+            rate_pps
+        } else {
+            next
+        }
     }
 }
 
@@ -205,6 +215,13 @@ mod tests {
         assert_eq!(r.apply(4900.0, 10.0), 5000.0);
         assert_eq!(r.apply(100.0, f64::NAN), 100.0);
         assert_eq!(r.apply(100.0, f64::INFINITY), 5000.0);
+        // At the extremes: an infinite rate stays at the limit, a tiny one with no step stays.
+        assert_eq!(r.apply(f64::INFINITY, 1.0), 5000.0);
+        assert_eq!(additive.apply(f64::INFINITY, 1.0), 5000.0);
+        assert_eq!(r.apply(1e-310, 0.0), 40.0);
+        let b = r.binomial_increase.unwrap();
+        assert_eq!(b.raise(1e-310, 0.0), 1e-310);
+        assert_eq!(b.raise(f64::INFINITY, 0.1), f64::INFINITY);
     }
 
     #[test]
@@ -275,9 +292,11 @@ mod tests {
         fn binomial_increases_pull_rates_together(
             slow in 50.0f64..1000.0,
             factor in 1.01f64..4.0,
-            a in -1.0f64..1.0,
-            k in 0.05f64..1.0,
+            up in proptest::bool::ANY,
+            size in 0.01f64..1.0,
+            k in 0.05f64..=1.0,
         ) {
+            let a = if up { size } else { -size };
             let fast = slow * factor;
             let before = fast / slow;
             let aurora = RateRule { max_rate_pps: 1e6, ..RateRule::default() };
@@ -285,7 +304,7 @@ mod tests {
             prop_assert!((after - before).abs() < 1e-9 * before);
             let rule = RateRule { max_rate_pps: 1e6, ..binomial(k, 300.0) };
             let after = rule.apply(fast, a) / rule.apply(slow, a);
-            if a > 0.0 {
+            if up {
                 prop_assert!(after < before && after >= 1.0, "{before} -> {after}");
             } else {
                 prop_assert!((after - before).abs() < 1e-9 * before);

@@ -296,7 +296,12 @@ fn without_warmup_the_first_decision_comes_at_reset() {
 
 #[test]
 fn binomial_increase_round_trips_and_drives_the_controller() {
-    let (mut spec, tensors) = random_policy(false, 5);
+    let (mut spec, mut tensors) = random_policy(false, 5);
+    // A head that always answers +3 (zero weights, bias 3): the first step is an increase.
+    for (name, value) in [("pi.mean.weight", 0.0), ("pi.mean.bias", 3.0)] {
+        let (_, data) = tensors.get_mut(name).expect(name);
+        data.iter_mut().for_each(|x| *x = value);
+    }
     spec.monitor_interval.warmup_mis = 0;
     spec.action.max_rate_pps = 5000.0;
     spec.action.binomial_increase = Some(BinomialIncrease {
@@ -311,15 +316,10 @@ fn binomial_increase_round_trips_and_drives_the_controller() {
     let builder = policy.observation_builder();
     let mut ws = policy.workspace();
     let a0 = f64::from(policy.mean_action(builder.observation(), &[1.0 / 3.0; 3], &mut ws));
+    assert_eq!(a0, 3.0);
     let mut c = Controller::new(policy, [1.0 / 3.0; 3]).unwrap();
-    // From 1200 pkt/s an increase is half Aurora's (sqrt(300 / 1200)); a decrease is Aurora's.
-    let d = a0 * rule.delta_scale;
-    let expect = if d >= 0.0 {
-        1200.0 * (1.0 + 0.5 * d)
-    } else {
-        1200.0 / (1.0 - d)
-    };
-    assert!((c.reset(1200.0) - expect).abs() < 1e-9 * expect);
+    // From 1200 pkt/s an increase is half Aurora's (sqrt(300 / 1200)): 1200 * (1 + 0.5 * 0.075).
+    assert!((c.reset(1200.0) - 1245.0).abs() < 1e-9);
     let _ = std::fs::remove_dir_all(dir);
 }
 
