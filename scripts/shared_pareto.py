@@ -9,8 +9,9 @@ mocc-grid median (alone on a fixed link; target >= 0.978), the y axis how many o
 seven sharing targets the policy meets:
 
 - fairness on each of the three fairness networks (median Jain's index >= 0.95 for 2, 3 and
-  4 flows, every case at utilization >= 0.9): three targets (named by the network, `fair-800`
-  and so on for configs/eval/shared.yaml's, the network's full name for other suites');
+  4 flows, every case at utilization >= 0.9): three targets (`fair-800`, `fair-2500` and
+  `fair-300` for configs/eval/shared.yaml's networks, `fair-<network label>` for other
+  suites');
 - throughput-heavy against latency-heavy flows: rate ratio within 0.5-2;
 - 20 ms against 80 ms base RTT: rate ratio >= 0.5;
 - against one Cubic flow: rate ratio within 0.5-2 on both the 1 and the 4 BDP buffer (both
@@ -27,7 +28,6 @@ import csv
 import json
 import sys
 
-SHARING = ["fair-800", "fair-2500", "fair-300", "objectives", "rtts", "cubic", "leo"]
 NETWORKS = {"fair-800": "bw800_d0.02_q100", "fair-2500": "bw2500_d0.03_q150",
             "fair-300": "bw300_d0.05_q120"}
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
