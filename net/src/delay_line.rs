@@ -390,8 +390,16 @@ mod tests {
         let stop = AtomicBool::new(false);
         let due = Instant::now() + Duration::from_millis(3);
         assert!(wait_until(due, &stop));
-        let late = Instant::now() - due;
-        assert!(late < Duration::from_millis(2), "late by {late:?}");
+        let returned = Instant::now();
+        assert!(returned >= due, "returned {:?} early", due - returned);
+        // Not a timing measurement (a loaded 2-core machine can preempt the thread for tens of
+        // milliseconds; pacing lateness is measured by `mocc net run`, docs/real-network.md):
+        // only that it did not sleep in the wrong unit or miss the deadline's poll.
+        let late = returned - due;
+        assert!(
+            late < STOP_POLL + Duration::from_millis(500),
+            "late by {late:?}"
+        );
     }
 
     #[test]
