@@ -41,7 +41,9 @@ pub use error::PolicyError;
 pub use export::{NamedTensors, Policy, PolicyWorkspace, SPEC_FILE, WEIGHTS_FILE};
 pub use features::{Feature, FeatureError, FeatureSet, MetricsVersion, NO_BASELINE_LATENCY_S};
 pub use history::{ObservationBuilder, ObservationConfig};
-pub use mi::{MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, BYTES_PER_PACKET};
+pub use mi::{
+    MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, RttTally, BYTES_PER_PACKET,
+};
 pub use net::{Activation, OBJECTIVE_DIM};
 pub use normalize::{
     normalize_value, Normalization, Normalizer, DEFAULT_OBS_CLIP, DEFAULT_OBS_EPS,

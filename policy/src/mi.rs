@@ -53,6 +53,39 @@ impl RttSummary {
     }
 }
 
+/// RTT samples summed over MIs, each over a base RTT: a mean RTT (base 1) or RTT ratio
+/// weighted by samples, not by MIs.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RttTally {
+    /// Sum over the samples of RTT / base RTT.
+    pub ratio_sum: f64,
+    /// Number of samples.
+    pub samples: u64,
+}
+
+impl RttTally {
+    /// Adds an MI's samples, each over `base_s` (1.0 sums the RTTs themselves, in seconds).
+    pub fn add(&mut self, rtt: &RttSummary, base_s: f64) {
+        if rtt.count > 0 && base_s > 0.0 {
+            self.ratio_sum += rtt.mean_s / base_s * rtt.count as f64;
+            self.samples += rtt.count;
+        }
+    }
+
+    /// The mean over all the tallies' samples (None without samples).
+    pub fn mean_of<'a>(tallies: impl IntoIterator<Item = &'a RttTally>) -> Option<f64> {
+        let (sum, n) = tallies
+            .into_iter()
+            .fold((0.0, 0u64), |(s, n), t| (s + t.ratio_sum, n + t.samples));
+        (n > 0).then(|| sum / n as f64)
+    }
+
+    /// The mean of this tally's samples (None without samples).
+    pub fn mean(&self) -> Option<f64> {
+        Self::mean_of([self])
+    }
+}
+
 /// What a sender knows about one monitor interval.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct MonitorInterval {
@@ -394,6 +427,26 @@ pub(crate) fn test_interval(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rtt_tallies_weight_by_samples() {
+        let mut a = RttTally::default();
+        // Four samples of 0.15 s against 0.1 s, then an MI without samples.
+        a.add(&RttSummary::from_samples(&[0.15; 4]), 0.1);
+        a.add(&RttSummary::from_samples(&[]), 0.1);
+        assert!((a.ratio_sum - 6.0).abs() < 1e-12);
+        assert_eq!(a.samples, 4);
+        let mut b = RttTally::default();
+        b.add(&RttSummary::from_samples(&[0.2, 0.4]), 0.2);
+        // (6 + 1 + 2) / 6 samples.
+        let mean = RttTally::mean_of([&a, &b]).unwrap();
+        assert!((mean - 9.0 / 6.0).abs() < 1e-12);
+        assert_eq!(RttTally::mean_of([&RttTally::default()]), None);
+        // Base 1 sums the RTTs themselves: (0.2 + 0.4) / 2.
+        let mut rtts = RttTally::default();
+        rtts.add(&RttSummary::from_samples(&[0.2, 0.4]), 1.0);
+        assert!((rtts.mean().unwrap() - 0.3).abs() < 1e-12);
+    }
 
     #[test]
     fn csv_rows_round_trip_exactly() {

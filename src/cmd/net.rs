@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use mocc_net::timing::monotonic_ns;
 use mocc_net::transport::{run_controlled_flow, run_tcp_flow, FlowOutcome, RateDriver};
 use mocc_net::{run_schedule, AppliedChange, PathChange, PathSpec, Topology};
-use mocc_policy::MetricsVersion;
+use mocc_policy::{MetricsVersion, RttTally};
 use mocc_training::eval::RunMetrics;
 use mocc_training::real_compare::{compare, CompareRow, RealRuns};
 use mocc_training::real_figures::{fixed_path_title, flows_figure, RunFlow};
@@ -538,28 +538,19 @@ fn summary(path: &PathTimeline, seconds: f64, rows: &[ResultRow], run: &RunOutco
     let (lost, acked) = outcomes
         .iter()
         .fold((0u64, 0u64), |(l, a), o| (l + o.lost, a + o.acked));
-    let (mut rtt_sum, mut ratio_sum, mut samples) = (0.0, 0.0, 0u64);
+    let (mut rtts, mut ratios) = (RttTally::default(), RttTally::default());
     for o in outcomes {
         let origin_s = seconds_between(start_ns, o.origin_ns);
         for r in &o.mis {
-            let n = r.mi.rtt.count as f64;
-            rtt_sum += r.mi.rtt.mean_s * n;
-            ratio_sum += r.mi.rtt.mean_s / path.base_rtt_s(origin_s + r.mi.send_end_s) * n;
-            samples += r.mi.rtt.count;
+            rtts.add(&r.mi.rtt, 1.0);
+            ratios.add(&r.mi.rtt, path.base_rtt_s(origin_s + r.mi.send_end_s));
         }
     }
-    let per_sample = |sum: f64| {
-        if samples > 0 {
-            sum / samples as f64
-        } else {
-            0.0
-        }
-    };
     Summary {
         utilization: delivered / path.capacity_pkts(0.0, seconds).max(1e-9),
         thr_pps: delivered / seconds.max(1e-9),
-        mean_rtt_s: per_sample(rtt_sum),
-        rtt_ratio: per_sample(ratio_sum),
+        mean_rtt_s: rtts.mean().unwrap_or(0.0),
+        rtt_ratio: ratios.mean().unwrap_or(0.0),
         loss: if lost + acked > 0 {
             lost as f64 / (lost + acked) as f64
         } else {

@@ -8,7 +8,7 @@ use mocc_gym::{
     env_rng, ClassicCc, ControllerConfig, Network, Range, Scenario, ScenarioConfig, ScenarioError,
     Sender, SenderConfig, StartRate,
 };
-use mocc_policy::{MiClock, MonitorInterval};
+use mocc_policy::{MiClock, MonitorInterval, RttTally};
 use serde::{Deserialize, Serialize};
 
 /// One flow of a multi-flow run.
@@ -36,33 +36,6 @@ pub struct FlowNetwork {
     /// Random loss.
     #[serde(default)]
     pub loss: f64,
-}
-
-/// RTT samples over a base RTT, summed: a mean RTT ratio weighted by samples.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct RttTally {
-    /// Sum over the samples of RTT / base RTT.
-    pub ratio_sum: f64,
-    /// Number of samples.
-    pub samples: u64,
-}
-
-impl RttTally {
-    /// Adds the RTT samples of `mi` against `base_rtt_s`.
-    fn add(&mut self, mi: &MonitorInterval, base_rtt_s: f64) {
-        if mi.rtt.count > 0 && base_rtt_s > 0.0 {
-            self.ratio_sum += mi.rtt.mean_s * mi.rtt.count as f64 / base_rtt_s;
-            self.samples += mi.rtt.count;
-        }
-    }
-
-    /// The mean RTT ratio of all the tallies' samples (None without samples).
-    pub fn mean_of<'a>(tallies: impl IntoIterator<Item = &'a RttTally>) -> Option<f64> {
-        let (sum, n) = tallies
-            .into_iter()
-            .fold((0.0, 0u64), |(s, n), t| (s + t.ratio_sum, n + t.samples));
-        (n > 0).then(|| sum / n as f64)
-    }
 }
 
 impl FlowNetwork {
@@ -146,7 +119,7 @@ pub fn run_flows(
         network.run_until(end, &mut rng, |net, i| {
             let now = net.now_s();
             let mi = net.senders_mut()[i].close_mi(now);
-            tallies[i].add(&mi, base_rtts[i]);
+            tallies[i].add(&mi.rtt, base_rtts[i]);
             if let (Some(clock), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
                 let next = decide(clock, flow, net.senders()[i].rate_pps(), &mi);
                 net.senders_mut()[i].set_rate_pps(next);
@@ -209,7 +182,7 @@ fn close_unread_mis(
     let senders = network.senders_mut().iter_mut();
     for (k, (sender, state)) in senders.zip(learned).enumerate() {
         if state.is_none() {
-            tallies[k].add(&sender.close_mi(now), base_rtts[k]);
+            tallies[k].add(&sender.close_mi(now).rtt, base_rtts[k]);
         }
     }
 }
@@ -307,29 +280,6 @@ mod tests {
         assert_eq!(j[0], 1.0);
         assert!((j[1] - 0.8).abs() < 1e-12);
         assert_eq!(r.mean_rate(1, 2.0), 10.0);
-    }
-
-    fn mi_with_rtts(samples: &[f64]) -> MonitorInterval {
-        MonitorInterval {
-            rtt: mocc_policy::RttSummary::from_samples(samples),
-            ..MonitorInterval::default()
-        }
-    }
-
-    #[test]
-    fn rtt_tallies_weight_by_samples() {
-        let mut a = RttTally::default();
-        // Four samples of 0.15 s against 0.1 s, then an MI without samples.
-        a.add(&mi_with_rtts(&[0.15; 4]), 0.1);
-        a.add(&mi_with_rtts(&[]), 0.1);
-        assert!((a.ratio_sum - 6.0).abs() < 1e-12);
-        assert_eq!(a.samples, 4);
-        let mut b = RttTally::default();
-        b.add(&mi_with_rtts(&[0.2, 0.4]), 0.2);
-        // (6 + 1 + 2) / 6 samples.
-        let mean = RttTally::mean_of([&a, &b]).unwrap();
-        assert!((mean - 9.0 / 6.0).abs() < 1e-12);
-        assert_eq!(RttTally::mean_of([&RttTally::default()]), None);
     }
 
     fn constant(rate: &str) -> LoadedPolicy {

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mocc_policy::{ClosedMi, MiLedger, MonitorInterval};
+use mocc_policy::{ClosedMi, MiLedger, MonitorInterval, RttTally};
 
 use super::driver::RateDriver;
 use super::loss_detector::LossDetector;
@@ -90,17 +90,11 @@ impl FlowOutcome {
 
     /// Mean RTT over every acknowledged packet (s), from the MIs' sums.
     pub fn mean_rtt_s(&self) -> f64 {
-        let (sum, n) = self.mis.iter().fold((0.0, 0u64), |(s, n), r| {
-            (
-                s + r.mi.rtt.mean_s * r.mi.rtt.count as f64,
-                n + r.mi.rtt.count,
-            )
-        });
-        if n > 0 {
-            sum / n as f64
-        } else {
-            0.0
+        let mut rtts = RttTally::default();
+        for r in &self.mis {
+            rtts.add(&r.mi.rtt, 1.0);
         }
+        rtts.mean().unwrap_or(0.0)
     }
 
     /// Lost / (lost + acked).
