@@ -560,7 +560,7 @@ impl Env {
         let flows = if cfg.reward_terms.is_off() && cfg.reward_capacity.is_link() {
             1
         } else {
-            self.flows_on_link(mi.send_end_s).max(1)
+            self.flows_on_link(mi.send_end_s)
         };
         let rewarded = MiOutcome {
             capacity_pps: cfg.reward_capacity.of(outcome.capacity_pps, flows),

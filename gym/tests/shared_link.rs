@@ -244,12 +244,12 @@ fn the_fair_share_capacity_divides_throughput_by_the_flows_on_the_link() {
             let n = v.ready_lanes().len();
             let actions: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.5)).collect();
             let step = v.step(&actions).unwrap();
-            for l in 0..2 {
+            for (l, &objective) in objectives.iter().enumerate() {
                 if !step.completed[l] {
                     continue;
                 }
                 let info = step.infos[l];
-                let expect = mocc_by_hand(&info, info.capacity_pps / flows, objectives[l]);
+                let expect = mocc_by_hand(&info, info.capacity_pps / flows, objective);
                 assert!(
                     (info.reward - expect).abs() < 1e-9,
                     "{capacity}: lane {l} at {} s: reward {} != {expect}",
