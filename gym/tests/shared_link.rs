@@ -218,6 +218,18 @@ fn mocc_by_hand(info: &mocc_gym::StepInfo, capacity_pps: f64, w: [f64; 3]) -> f6
     w[0] * thr + w[1] * lat + w[2] * (1.0 - info.loss).clamp(0.0, 1.0)
 }
 
+/// Asserts that lane `lane`'s MI reward is the MOCC reward by hand with the capacity shared by
+/// `flows` flows.
+fn assert_reward_by_hand(info: &mocc_gym::StepInfo, flows: f64, w: [f64; 3], lane: &str) {
+    let expect = mocc_by_hand(info, info.capacity_pps / flows, w);
+    assert!(
+        (info.reward - expect).abs() < 1e-9,
+        "{lane} at {} s ({flows} flows): reward {} != {expect}",
+        info.time_s,
+        info.reward
+    );
+}
+
 /// Two learned flows for the whole run on a fixed link; `capacity` is the `reward_capacity`.
 fn two_flows(capacity: &str) -> String {
     format!(
@@ -249,13 +261,7 @@ fn the_fair_share_capacity_divides_throughput_by_the_flows_on_the_link() {
                     continue;
                 }
                 let info = step.infos[l];
-                let expect = mocc_by_hand(&info, info.capacity_pps / flows, objective);
-                assert!(
-                    (info.reward - expect).abs() < 1e-9,
-                    "{capacity}: lane {l} at {} s: reward {} != {expect}",
-                    info.time_s,
-                    info.reward
-                );
+                assert_reward_by_hand(&info, flows, objective, &format!("{capacity}: lane {l}"));
                 checked += 1;
                 if info.throughput_pps > info.capacity_pps / 2.0 {
                     above_link_share += 1;
@@ -304,13 +310,7 @@ monitor_interval: {min_packets: 10}
             }
             let info = step.infos[l];
             let flows = expected_flows(info.time_s);
-            let expect = mocc_by_hand(&info, info.capacity_pps / flows, w);
-            assert!(
-                (info.reward - expect).abs() < 1e-9,
-                "lane {l} at {} s ({flows} flows): reward {} != {expect}",
-                info.time_s,
-                info.reward
-            );
+            assert_reward_by_hand(&info, flows, w, &format!("lane {l}"));
             if info.throughput_pps > 0.0 && info.throughput_pps < info.capacity_pps / 5.0 {
                 seen[match info.time_s {
                     t if t < 2.0 => 0,
