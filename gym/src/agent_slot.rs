@@ -1,7 +1,7 @@
 //! One learned sender inside an env: the MI clock a deployed `Controller` runs (warm-up,
 //! history, MI sizing), its objective, and where it stands in the episode.
 
-use mocc_policy::{MiClock, ObservationBuilder};
+use mocc_policy::{MiClock, ObservationBuilder, ProbeState};
 use serde::{Deserialize, Serialize};
 
 /// Where a learned sender stands in its episode.
@@ -11,7 +11,7 @@ pub enum SlotPhase {
     Absent,
     /// Its sender starts later; the slot wakes at its start time.
     Waiting,
-    /// An MI is running (a warm-up MI or one the agent chose the rate of).
+    /// An MI is running (a warm-up MI, a base-RTT probe MI or one the agent chose the rate of).
     Running,
     /// The last MI closed: the slot waits for the agent's next action.
     Ready,
@@ -36,7 +36,7 @@ pub(crate) struct AgentSlot {
     pub phase: SlotPhase,
     /// Pacing rate of the previous MI (for the stability term).
     pub previous_rate_pps: f64,
-    /// Pacing rate of the running MI.
+    /// The rate the agent chose for the running MI (paced at a share of it in probe MIs).
     pub rate_pps: f64,
 }
 
@@ -64,6 +64,7 @@ impl AgentSlot {
             previous_rate_pps: self.previous_rate_pps,
             rate_pps: self.rate_pps,
             warmup_left: self.clock.warmup_left(),
+            probe: self.clock.probe_state(),
         }
     }
 }
@@ -82,4 +83,6 @@ pub struct SlotSnapshot {
     pub(crate) previous_rate_pps: f64,
     pub(crate) rate_pps: f64,
     pub(crate) warmup_left: u32,
+    #[serde(default, skip_serializing_if = "ProbeState::is_fresh")]
+    pub(crate) probe: ProbeState,
 }

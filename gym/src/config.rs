@@ -841,6 +841,7 @@ impl ScenarioConfig {
             self.monitor_interval,
             self.warmup_mis,
         )
+        .with_probe(self.action.probe_rtt)
     }
 
     /// Whether a sender is the learning agent (training needs one).

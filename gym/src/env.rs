@@ -7,7 +7,7 @@ use crate::link::LinkParams;
 use crate::reward::{MiOutcome, RewardCapacity, RewardKind, SharingOutcome};
 use crate::scenario::Scenario;
 use crate::sim::{Network, Sender, SimCounters};
-use mocc_policy::{MiClock, MonitorInterval, ObservationBuilder};
+use mocc_policy::{MiClock, MonitorInterval, ObservationBuilder, ProbeState};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -121,6 +121,9 @@ pub struct EnvSnapshot {
     agents: Vec<SlotSnapshot>,
     #[serde(default, skip_serializing_if = "is_zero")]
     mi_jitter: f64,
+    /// The first learned sender's base-RTT probe timer.
+    #[serde(default, skip_serializing_if = "ProbeState::is_fresh")]
+    probe: ProbeState,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -219,6 +222,7 @@ impl Env {
                 self.slots.iter().map(AgentSlot::snapshot).collect()
             },
             mi_jitter: self.mi_jitter,
+            probe: first.clock.probe_state(),
         }
     }
 
@@ -247,14 +251,16 @@ impl Env {
         let mut net = snap.net;
         let (outages, trace) = scenario.shared_link_parts();
         net.link_mut().reattach(outages, trace);
-        let resume = |obs: ObservationBuilder, dur: f64| {
+        let resume = |obs: ObservationBuilder, dur: f64, probe: ProbeState| {
             MiClock::resume(obs, cfg.monitor_interval, cfg.warmup_mis, dur)
+                .with_probe(cfg.action.probe_rtt)
+                .with_probe_state(probe)
         };
         let slots: Vec<AgentSlot> = if snap.agents.is_empty() {
             let rate = net.senders()[observed[0]].rate_pps();
             vec![AgentSlot {
                 sender: observed[0],
-                clock: resume(snap.obs, snap.mi_dur_s),
+                clock: resume(snap.obs, snap.mi_dur_s, snap.probe),
                 objective: snap.objective,
                 steps: snap.steps,
                 mi_end_s: f64::INFINITY,
@@ -273,7 +279,7 @@ impl Env {
                 }
                 slots.push(AgentSlot {
                     sender,
-                    clock: resume(a.obs, a.mi_dur_s).with_warmup_left(a.warmup_left),
+                    clock: resume(a.obs, a.mi_dur_s, a.probe).with_warmup_left(a.warmup_left),
                     objective: a.objective,
                     steps: a.steps,
                     mi_end_s: a.mi_end_s,
@@ -509,7 +515,8 @@ impl Env {
         });
     }
 
-    /// Slot `k`'s wait or MI ended at `now`; returns whether it now decides.
+    /// Slot `k`'s wait or MI ended at `now`; returns whether it now decides or closed an MI
+    /// after its warm-up.
     fn on_slot_time(&mut self, k: usize, now: f64) -> bool {
         let sender = self.slots[k].sender;
         if self.slots[k].phase == SlotPhase::Waiting {
@@ -524,10 +531,22 @@ impl Env {
         let mi = self.net.senders_mut()[sender].close_mi(now);
         self.last_mis[sender] = mi;
         let warming_up = self.slots[k].clock.in_warmup();
-        self.slots[k].clock.on_mi(&mi);
+        let probe_mi = self.slots[k].clock.probing();
+        let decides = self.slots[k].clock.on_mi(&mi);
         if warming_up {
             self.start_mi_or_decide(k);
             return self.slots[k].phase == SlotPhase::Ready;
+        }
+        if probe_mi {
+            // A probe MI is the clock's, not the agent's: no step; the agent decides after the
+            // last one, from the rate it had chosen.
+            if decides {
+                self.end_probe(k);
+            } else {
+                self.begin_probe_mi(k);
+            }
+            // The caller sees every MI a learned sender closes (`Env::last_mi`).
+            return true;
         }
         let step = self.finish_mi(k, &mi);
         self.completions[k] = Some(step);
@@ -539,10 +558,31 @@ impl Env {
                 // The others go on: this flow leaves the link.
                 self.net.senders_mut()[sender].set_stop(now);
             }
+        } else if self.slots[k].clock.probing() {
+            self.begin_probe_mi(k);
         } else {
             self.slots[k].phase = SlotPhase::Ready;
         }
         true
+    }
+
+    /// Starts one of slot `k`'s base-RTT probe MIs: the sender paces at the probe's share of
+    /// the agent's rate.
+    fn begin_probe_mi(&mut self, k: usize) {
+        let now = self.net.now_s();
+        let slot = &mut self.slots[k];
+        let sender = &mut self.net.senders_mut()[slot.sender];
+        sender.set_rate_pps(self.scenario.rate_rule().probe_rate(slot.rate_pps));
+        let d = slot.clock.next_duration_s(sender.rate_pps());
+        slot.phase = SlotPhase::Running;
+        slot.mi_end_s = now + jittered(d, self.mi_jitter, &mut self.rng);
+    }
+
+    /// Ends slot `k`'s probe: the sender paces at the agent's rate again and the agent decides.
+    fn end_probe(&mut self, k: usize) {
+        let slot = &mut self.slots[k];
+        self.net.senders_mut()[slot.sender].set_rate_pps(slot.rate_pps);
+        slot.phase = SlotPhase::Ready;
     }
 
     /// The reward and statistics of slot `k`'s closed MI.
@@ -630,11 +670,21 @@ impl Env {
         self.advance();
     }
 
-    /// Applies `action` to the first learned sender, simulates until its MI closes and
-    /// returns what it gave. Other learned senders keep their rates. Stepping on after the
-    /// episode's MI limit continues the episode (every step then reports `truncated`).
+    /// Applies `action` to the first learned sender, simulates until its MI closes (and a
+    /// base-RTT probe that follows it has ended) and returns what the MI gave. Other learned
+    /// senders keep their rates. Stepping on after the episode's MI limit continues the
+    /// episode (every step then reports `truncated`).
     pub fn step(&mut self, action: Action) -> Step {
-        self.step_driving(|_, k| if k == 0 { action } else { Action::Delta(0.0) })
+        let mut decide = |_: &Env, k: usize| if k == 0 { action } else { Action::Delta(0.0) };
+        let step = self.step_driving(decide);
+        // A base-RTT probe after the MI runs to its end, so that the observation after the
+        // step is the one the next action answers.
+        let mut actions = std::mem::take(&mut self.action_scratch);
+        while self.slots[0].phase == SlotPhase::Running && self.slots[0].clock.probing() {
+            self.step_ready_slots(&mut actions, &mut decide);
+        }
+        self.action_scratch = actions;
+        step
     }
 
     /// Simulates until the first learned sender's MI closes and returns what it gave; every
@@ -649,16 +699,7 @@ impl Env {
         }
         let mut actions = std::mem::take(&mut self.action_scratch);
         let step = loop {
-            actions.clear();
-            for k in 0..self.slots.len() {
-                let ready = self.slots[k].phase == SlotPhase::Ready;
-                actions.push(if ready {
-                    decide(self, k)
-                } else {
-                    Action::Delta(0.0)
-                });
-            }
-            self.step_slots(&actions);
+            self.step_ready_slots(&mut actions, &mut decide);
             if let Some(step) = self.completions[0] {
                 break step;
             }
@@ -673,6 +714,24 @@ impl Env {
         };
         self.action_scratch = actions;
         step
+    }
+
+    /// One [`Env::step_slots`] with `decide(env, slot)` for every ready slot.
+    fn step_ready_slots(
+        &mut self,
+        actions: &mut Vec<Action>,
+        decide: &mut impl FnMut(&Env, usize) -> Action,
+    ) {
+        actions.clear();
+        for k in 0..self.slots.len() {
+            let ready = self.slots[k].phase == SlotPhase::Ready;
+            actions.push(if ready {
+                decide(self, k)
+            } else {
+                Action::Delta(0.0)
+            });
+        }
+        self.step_slots(actions);
     }
 
     /// The reward kind in force.

@@ -214,6 +214,12 @@ impl LatencyBaseline {
     /// Folds one MI in (MIs without RTT samples leave the latency side unchanged) and returns
     /// the new estimate.
     pub fn observe(&mut self, mi: &MonitorInterval) -> PathEstimate {
+        self.observe_with(mi, true)
+    }
+
+    /// [`LatencyBaseline::observe`], where a drained MI may restart the drain-aware window only
+    /// when `may_restart` (base-RTT probes that keep restarts to their own MIs).
+    pub fn observe_with(&mut self, mi: &MonitorInterval, may_restart: bool) -> PathEstimate {
         match self.mode {
             BaselineMode::ConnectionMin => {
                 self.conn_peak_pps = self.conn_peak_pps.max(mi.throughput_pps());
@@ -231,7 +237,7 @@ impl LatencyBaseline {
                 drain_fraction,
             } => {
                 self.push_delivery(mi, seconds);
-                self.restart_if_drained(mi, drain_fraction);
+                self.restart_if_drained(mi, drain_fraction, may_restart);
                 self.push_latency(mi, seconds);
             }
         }
@@ -241,7 +247,7 @@ impl LatencyBaseline {
     /// The drain-aware step between the MI's delivery and its latency joining the windows:
     /// clears the latency window at the first drained MI of a back-off (a run of MIs at or
     /// below the drain fraction of the peak).
-    fn restart_if_drained(&mut self, mi: &MonitorInterval, drain_fraction: f64) {
+    fn restart_if_drained(&mut self, mi: &MonitorInterval, drain_fraction: f64, may_restart: bool) {
         let baseline_s = self.current();
         let peak = self.peak_delivery_pps();
         if mi.send_rate_pps() > drain_fraction * peak {
@@ -255,7 +261,7 @@ impl LatencyBaseline {
                 previous_latency_s,
                 peak_delivery_pps: peak,
             };
-            if is_drained(mi, &reference, drain_fraction) {
+            if may_restart && is_drained(mi, &reference, drain_fraction) {
                 self.window.clear();
                 self.restarted_in_back_off = true;
             }
@@ -393,6 +399,20 @@ mod tests {
         // All flat and loss-free: drained.
         let mut b = after_back_off(0.1);
         assert_eq!(fed(&mut b, &[mi(1.1, 1.2, 2.0, 2.0, &[0.1; 4])]), 0.1);
+    }
+
+    #[test]
+    fn a_drained_mi_restarts_the_window_only_when_it_may() {
+        // The drained MI of the test above, held back: the baseline stays at 40 ms, and the
+        // same back-off restarts at its next drained MI once restarts are allowed.
+        let mut b = after_back_off(0.1);
+        let drained = mi(1.1, 1.2, 2.0, 2.0, &[0.1; 4]);
+        assert_eq!(b.observe_with(&drained, false).baseline_s, 0.04);
+        let next = mi(1.2, 1.3, 2.0, 2.0, &[0.1; 4]);
+        assert_eq!(b.observe_with(&next, true).baseline_s, 0.1);
+        // Lower samples still lower it when restarts are held back.
+        let lower = mi(1.3, 1.4, 2.0, 2.0, &[0.09; 4]);
+        assert_eq!(b.observe_with(&lower, false).baseline_s, 0.09);
     }
 
     #[test]

@@ -8,11 +8,14 @@
 //! and from then on every finished MI is recorded and followed by one decision. The first MIs
 //! last `initial_delay_factor` one-way delays; once recorded MIs carry RTT samples, the next MI
 //! lasts `rtt_factor` times the last sampled mean RTT. With `min_packets` no MI is shorter than
-//! that many packets at the rate it is sent at.
+//! that many packets at the rate it is sent at. With base-RTT probes ([`ProbeRtt`]) some
+//! recorded MIs are probe MIs: the agent does not decide after them (the sender paces them at
+//! `RateRule::probe_rate`), and decides after the last one.
 
 use crate::features::MetricsVersion;
 use crate::history::{ObservationBuilder, ObservationConfig};
 use crate::mi::{MonitorInterval, MonitorIntervalConfig};
+use crate::probe::{ProbeRtt, ProbeState};
 use serde::{Deserialize, Serialize};
 
 /// One sender's MI clock and history.
@@ -24,6 +27,10 @@ pub struct MiClock {
     warmup_left: u32,
     rtt_based_s: f64,
     rtt_sampled: bool,
+    #[serde(default)]
+    probe: Option<ProbeRtt>,
+    #[serde(default)]
+    probe_state: ProbeState,
 }
 
 impl MiClock {
@@ -43,7 +50,32 @@ impl MiClock {
             warmup_left: warmup_mis,
             rtt_based_s: 0.0,
             rtt_sampled: false,
+            probe: None,
+            probe_state: ProbeState::default(),
         }
+    }
+
+    /// The same clock probing the base RTT by `probe` (none: never).
+    pub fn with_probe(mut self, probe: Option<ProbeRtt>) -> Self {
+        self.probe = probe;
+        self
+    }
+
+    /// The same clock with its probe timer where a snapshot left it.
+    pub fn with_probe_state(mut self, state: ProbeState) -> Self {
+        self.probe_state = state;
+        self
+    }
+
+    /// The probe timer.
+    pub fn probe_state(&self) -> ProbeState {
+        self.probe_state
+    }
+
+    /// Whether the next MI is a base-RTT probe MI (paced at `RateRule::probe_rate` of the
+    /// agent's rate, with no decision before it).
+    pub fn probing(&self) -> bool {
+        self.probe_state.probing()
     }
 
     /// A clock continued after its warm-up, from a history and the RTT rule's next MI length
@@ -61,6 +93,8 @@ impl MiClock {
             warmup_left: 0,
             rtt_based_s,
             rtt_sampled: false,
+            probe: None,
+            probe_state: ProbeState::default(),
         }
     }
 
@@ -83,23 +117,37 @@ impl MiClock {
         self.warmup_left = self.warmup_mis;
         self.rtt_based_s = self.sizing.initial_delay_factor * one_way_delay_s;
         self.rtt_sampled = false;
+        self.probe_state = ProbeState::default();
         self.warmup_left == 0
     }
 
     /// Closes an MI. A warm-up MI only counts down; any later MI is recorded in the history and,
-    /// when it has RTT samples, sets the next MI's length. Returns whether the agent decides now.
+    /// when it has RTT samples, sets the next MI's length. Returns whether the agent decides now
+    /// (not while the warm-up or a base-RTT probe goes on).
     pub fn on_mi(&mut self, mi: &MonitorInterval) -> bool {
         if self.warmup_left > 0 {
             self.warmup_left -= 1;
             return self.warmup_left == 0;
         }
-        self.history.record(mi);
+        let baseline_before = self.history.baseline_s();
+        let may_restart = match &self.probe {
+            Some(p) => self.probe_state.may_restart(p, mi),
+            None => true,
+        };
+        self.history.record_with(mi, may_restart);
         let rtt = mi.avg_latency_s();
         if rtt > 0.0 {
             self.rtt_based_s = self.sizing.rtt_factor * rtt;
             self.rtt_sampled = true;
         }
-        true
+        match &self.probe {
+            Some(probe) => {
+                let baseline = self.history.baseline_s();
+                let restart = probe.restarts_timer(baseline != baseline_before, rtt, baseline);
+                self.probe_state.on_mi(probe, mi.send_end_s, restart)
+            }
+            None => true,
+        }
     }
 
     /// Whether warm-up MIs remain.
@@ -142,7 +190,7 @@ impl MiClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mi::RttSummary;
+    use crate::mi::{RttSummary, BYTES_PER_PACKET};
 
     fn mi(rtt_s: f64) -> MonitorInterval {
         let samples: Vec<f64> = if rtt_s > 0.0 { vec![rtt_s] } else { Vec::new() };
@@ -203,6 +251,115 @@ mod tests {
         assert!((c.next_duration_s(50.0) - 0.06).abs() < 1e-12);
         assert!(c.on_mi(&mi(0.08)));
         assert!((c.rtt_based_duration_s() - 0.04).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_probe_withholds_decisions_for_its_mis_after_the_baseline_stood_its_interval() {
+        let probe = ProbeRtt {
+            interval_s: 1.0,
+            mis: 2,
+            rate_fraction: 0.25,
+            restart_in_probes_only: false,
+            quiet_latency_ratio: None,
+            restart_after_loss_s: None,
+        };
+        let mut c = clock(0, 0.0).with_probe(Some(probe));
+        assert!(c.reset(0.05));
+        // MIs of 0.25 s at a flat 100 ms RTT: the baseline is set by the first (ending at
+        // 0.25 s) and stands; at the end of the MI ending at 1.25 s it has stood 1 s.
+        let at = |end: f64, rtt: f64| MonitorInterval {
+            send_start_s: end - 0.25,
+            send_end_s: end,
+            ..mi(rtt)
+        };
+        let decisions: Vec<bool> = (1..=8)
+            .map(|i| c.on_mi(&at(0.25 * f64::from(i), 0.1)))
+            .collect();
+        assert_eq!(
+            decisions,
+            [true, true, true, true, false, false, true, true]
+        );
+        assert!(!c.probing());
+        // The probe's MIs went into the history: a lower RTT in a probe lowers the baseline.
+        assert!(c.on_mi(&at(2.25, 0.1)));
+        assert!(c.on_mi(&at(2.5, 0.1)));
+        assert!(
+            !c.on_mi(&at(2.75, 0.1)),
+            "1 s after the last probe ended (1.75 s)"
+        );
+        assert!(c.probing());
+        assert!(!c.on_mi(&at(3.0, 0.08)));
+        assert!((c.history().baseline_s() - 0.08).abs() < 1e-12);
+        assert!(c.on_mi(&at(3.25, 0.08)));
+        // A reset forgets a probe under way.
+        let mut c2 = c.clone();
+        c2.on_mi(&at(4.25, 0.08));
+        assert!(c2.probing());
+        c2.reset(0.05);
+        assert!(!c2.probing());
+        // Without a probe config the clock decides after every MI.
+        let mut plain = clock(0, 0.0);
+        plain.reset(0.05);
+        assert!((1..=20).all(|i| plain.on_mi(&at(0.25 * f64::from(i), 0.1))));
+    }
+
+    #[test]
+    fn restarts_in_probes_only_keep_a_drained_back_off_from_raising_the_baseline() {
+        // A drain-aware baseline at 40 ms; the sender then backs off to a tenth of its peak
+        // under a flat 100 ms RTT (another flow's queue). Allowed anywhere, the second flat MI
+        // restarts the baseline at 100 ms; kept to probes, the baseline stays at 40 ms until a
+        // probe's MIs find the same flat RTT.
+        let observation = ObservationConfig {
+            latency_baseline: crate::baseline::BaselineMode::DrainAware {
+                seconds: 3600.0,
+                drain_fraction: 0.5,
+            },
+            ..ObservationConfig::default()
+        };
+        let probe = |only: bool| ProbeRtt {
+            interval_s: 0.95,
+            mis: 2,
+            rate_fraction: 0.25,
+            restart_in_probes_only: only,
+            quiet_latency_ratio: None,
+            restart_after_loss_s: None,
+        };
+        let at = |start: f64, end: f64, packets: f64, rtt: f64| MonitorInterval {
+            bytes_sent: packets * BYTES_PER_PACKET,
+            bytes_acked: packets * BYTES_PER_PACKET,
+            send_start_s: start,
+            send_end_s: end,
+            recv_start_s: start,
+            recv_end_s: end,
+            rtt: RttSummary::from_samples(&[rtt; 4]),
+            ..MonitorInterval::default()
+        };
+        let run = |only: bool| {
+            let mut c = MiClock::new(
+                &observation,
+                MetricsVersion::Delivered,
+                MonitorIntervalConfig::default(),
+                0,
+            )
+            .with_probe(Some(probe(only)));
+            c.reset(0.02);
+            c.on_mi(&at(0.0, 0.1, 100.0, 0.04));
+            let mut baselines = Vec::new();
+            for k in 1..=12 {
+                let start = 0.1 * f64::from(k);
+                c.on_mi(&at(start, start + 0.1, 1.0, 0.1));
+                baselines.push(c.history().baseline_s());
+            }
+            baselines
+        };
+        let anywhere = run(false);
+        assert_eq!(anywhere[0], 0.04);
+        assert!(anywhere[1..].iter().all(|&b| b == 0.1), "{anywhere:?}");
+        // The baseline stood from 0.1 s: at the MI ending at 1.1 s (the 10th back-off MI) it
+        // has stood over 0.95 s and a probe starts; its first MI (ending 1.2 s) is flat against the one before and drained.
+        let in_probes = run(true);
+        assert!(in_probes[..10].iter().all(|&b| b == 0.04), "{in_probes:?}");
+        assert_eq!(in_probes[10], 0.1, "{in_probes:?}");
     }
 
     #[test]

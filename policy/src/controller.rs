@@ -14,7 +14,9 @@ use std::sync::Arc;
 /// The sequence matches the gym's episodes: after [`Controller::reset`] the sender paces at the
 /// start rate for the policy's `warmup_mis` MIs (they are not recorded in the history); at the
 /// end of the last warm-up MI the policy takes its first decision on the empty history, and
-/// from then on every finished MI is recorded and followed by one decision.
+/// from then on every finished MI is recorded and followed by one decision, except that with
+/// base-RTT probes (`RateRule::probe_rtt`) a probe's MIs are paced at
+/// `RateRule::probe_rate` of the agent's rate and only the last of them is followed by one.
 #[derive(Debug, Clone)]
 pub struct Controller {
     policy: Arc<Policy>,
@@ -22,6 +24,7 @@ pub struct Controller {
     workspace: PolicyWorkspace,
     objective: [f64; OBJECTIVE_DIM],
     objective_input: [f32; OBJECTIVE_DIM],
+    /// The rate the agent chose (the pacing rate outside probes).
     rate_pps: f64,
     last_action: Option<f32>,
 }
@@ -76,7 +79,7 @@ impl Controller {
         if self.clock.reset(estimate) {
             self.decide();
         }
-        self.rate_pps
+        self.rate_pps()
     }
 
     /// Folds in a finished MI and returns the rate for the next one. The MI should be formed
@@ -87,7 +90,7 @@ impl Controller {
         if self.clock.on_mi(mi) {
             self.decide();
         }
-        self.rate_pps
+        self.rate_pps()
     }
 
     fn decide(&mut self) {
@@ -116,9 +119,23 @@ impl Controller {
         self.objective
     }
 
-    /// The current pacing rate (packets/s).
+    /// The current pacing rate (packets/s): the agent's rate, or a probe's share of it.
     pub fn rate_pps(&self) -> f64 {
+        if self.clock.probing() {
+            self.policy.rate_rule().probe_rate(self.rate_pps)
+        } else {
+            self.rate_pps
+        }
+    }
+
+    /// The rate the agent last chose (packets/s); it paces again at this rate after a probe.
+    pub fn agent_rate_pps(&self) -> f64 {
         self.rate_pps
+    }
+
+    /// Whether the next MI is a base-RTT probe MI.
+    pub fn probing(&self) -> bool {
+        self.clock.probing()
     }
 
     /// The last action the network took (before the rate rule), if any.
@@ -136,14 +153,14 @@ impl Controller {
     /// one (the sender then keeps `initial_delay_factor x` its one-way delay estimate, floored
     /// the same way by `MonitorIntervalConfig::duration_s`, as the gym does through the warm-up).
     pub fn next_mi_duration_s(&self) -> Option<f64> {
-        self.clock.sampled_duration_s(self.rate_pps)
+        self.clock.sampled_duration_s(self.rate_pps())
     }
 
     /// Length of the next MI at the current rate (s): `initial_delay_factor` one-way delays
     /// (as given to [`Controller::start`]) until an MI had RTT samples, then `rtt_factor` times
     /// the last sampled mean RTT; floored at `min_packets` and capped as every MI is.
     pub fn mi_duration_s(&self) -> f64 {
-        self.clock.next_duration_s(self.rate_pps)
+        self.clock.next_duration_s(self.rate_pps())
     }
 
     /// The policy.

@@ -200,6 +200,7 @@ impl Policy {
         let o = &self.spec.observation;
         let mi = &self.spec.monitor_interval;
         MiClock::new(&o.config, o.metrics, mi.sizing, mi.warmup_mis)
+            .with_probe(self.rate_rule().probe_rtt)
     }
 
     /// Scratch memory for [`Self::mean_action`].

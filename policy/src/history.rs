@@ -138,7 +138,13 @@ impl ObservationBuilder {
 
     /// Folds a finished MI in: updates the baseline, drops the oldest row, appends the new one.
     pub fn record(&mut self, mi: &MonitorInterval) {
-        let path = self.baseline.observe(mi);
+        self.record_with(mi, true);
+    }
+
+    /// [`ObservationBuilder::record`], where the MI may restart a drain-aware baseline only
+    /// when `may_restart`.
+    pub fn record_with(&mut self, mi: &MonitorInterval, may_restart: bool) {
+        let path = self.baseline.observe_with(mi, may_restart);
         let k = self.features.len();
         self.rows.copy_within(k.., 0);
         let n = self.rows.len();

@@ -7,7 +7,8 @@
 //! [`PathEstimate`]), what the agent observes
 //! ([`ObservationConfig`], [`ObservationBuilder`]), MI sizing ([`MonitorIntervalConfig`]), the
 //! agent's MI clock ([`MiClock`]: warm-up, history, next MI length, when to decide), the
-//! rate-update rule ([`RateRule`]) and the [`Objective`] type.
+//! rate-update rule ([`RateRule`]), base-RTT probes between decisions ([`ProbeRtt`]) and the
+//! [`Objective`] type.
 //!
 //! It also runs trained policies without libtorch: [`Policy::load`] reads and validates an
 //! export folder (`policy.json` + `policy.safetensors`), and a [`Controller`] turns each
@@ -30,6 +31,7 @@ pub mod net;
 pub mod normalize;
 pub mod objective;
 pub mod packet_events;
+pub mod probe;
 pub mod rate;
 pub mod serde_float;
 pub mod spec;
@@ -50,6 +52,7 @@ pub use normalize::{
 };
 pub use objective::{Objective, ObjectiveError};
 pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
+pub use probe::{ProbeRtt, ProbeState};
 pub use rate::{BinomialIncrease, RateError, RateRule};
 pub use spec::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,

@@ -2,6 +2,7 @@
 //! optionally with binomial increases that grow slower than the rate, so that every increase
 //! flows which read the same queue share narrows the ratio of their rates.
 
+use crate::probe::ProbeRtt;
 use serde::{Deserialize, Serialize};
 
 /// Invalid rate-rule parameters.
@@ -34,6 +35,9 @@ pub struct RateRule {
     /// Increases that grow as `rate^(1 - k)` (absent: multiplicative, Aurora's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binomial_increase: Option<BinomialIncrease>,
+    /// Base-RTT probes between decisions (absent: none, Aurora's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_rtt: Option<ProbeRtt>,
 }
 
 /// The increase of a binomial rule (Bansal and Balakrishnan, "Binomial congestion control
@@ -105,6 +109,7 @@ impl Default for RateRule {
             min_rate_pps: default_min_rate(),
             max_rate_pps: default_max_rate(),
             binomial_increase: None,
+            probe_rtt: None,
         }
     }
 }
@@ -134,9 +139,23 @@ impl RateRule {
                 ),
             );
         }
-        match &self.binomial_increase {
-            Some(b) => b.validate(),
+        if let Some(b) = &self.binomial_increase {
+            b.validate()?;
+        }
+        match &self.probe_rtt {
+            Some(p) => p
+                .validate()
+                .map_err(|(field, message)| RateError::Invalid { field, message }),
             None => Ok(()),
+        }
+    }
+
+    /// The pacing rate of a base-RTT probe MI when the agent's rate is `rate_pps`
+    /// (`probe_rtt.rate_fraction` of it, clamped); the agent's rate without probes.
+    pub fn probe_rate(&self, rate_pps: f64) -> f64 {
+        match &self.probe_rtt {
+            Some(p) => self.clamp(rate_pps * p.rate_fraction),
+            None => rate_pps,
         }
     }
 
@@ -195,6 +214,42 @@ mod tests {
             binomial_increase: Some(BinomialIncrease { k, reference_pps }),
             ..RateRule::default()
         }
+    }
+
+    #[test]
+    fn probe_rate_is_the_fraction_of_the_agent_rate_within_the_limits() {
+        let r = RateRule {
+            probe_rtt: Some(ProbeRtt {
+                interval_s: 10.0,
+                mis: 2,
+                rate_fraction: 0.25,
+                restart_in_probes_only: false,
+                quiet_latency_ratio: None,
+                restart_after_loss_s: None,
+            }),
+            ..RateRule::default()
+        };
+        assert_eq!(r.probe_rate(800.0), 200.0);
+        // A quarter of 100 pkt/s is below the 40 pkt/s floor.
+        assert_eq!(r.probe_rate(100.0), 40.0);
+        assert_eq!(RateRule::default().probe_rate(800.0), 800.0);
+        let bad = RateRule {
+            probe_rtt: Some(ProbeRtt {
+                rate_fraction: 1.5,
+                ..r.probe_rtt.expect("set above")
+            }),
+            ..r
+        };
+        assert_eq!(
+            bad.validate()
+                .map_err(|RateError::Invalid { field, .. }| field),
+            Err("probe_rtt.rate_fraction")
+        );
+        let json = serde_json::to_string(&r).expect("serialize");
+        assert_eq!(serde_json::from_str::<RateRule>(&json).expect("parse"), r);
+        assert!(!serde_json::to_string(&RateRule::default())
+            .expect("serialize")
+            .contains("probe_rtt"));
     }
 
     #[test]

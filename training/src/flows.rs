@@ -96,12 +96,12 @@ pub fn run_flows(
     let mut rng = env_rng(seed, 0);
     let params = scenario.sample_link(&mut rng);
     let link = scenario.build_link(params);
-    let (senders, mut learned): (Vec<Sender>, Vec<Option<MiClock>>) =
+    let (senders, mut learned): (Vec<Sender>, Vec<Option<LearnedFlow>>) =
         flows.iter().map(|f| start_flow(f, net)).unzip();
     let mut network = Network::new(link, senders);
-    for (i, (f, clock)) in flows.iter().zip(&learned).enumerate() {
-        if let Some(clock) = clock {
-            let first = clock.next_duration_s(network.senders()[i].rate_pps());
+    for (i, (f, state)) in flows.iter().zip(&learned).enumerate() {
+        if let Some(state) = state {
+            let first = state.clock.next_duration_s(network.senders()[i].rate_pps());
             network.set_mi_end(i, f.start_s + first);
         }
     }
@@ -120,10 +120,10 @@ pub fn run_flows(
             let now = net.now_s();
             let mi = net.senders_mut()[i].close_mi(now);
             tallies[i].add(&mi.rtt, base_rtts[i]);
-            if let (Some(clock), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
-                let next = decide(clock, flow, net.senders()[i].rate_pps(), &mi);
+            if let (Some(state), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
+                let next = state.on_mi(flow, &mi);
                 net.senders_mut()[i].set_rate_pps(next);
-                net.set_mi_end(i, now + clock.next_duration_s(next));
+                net.set_mi_end(i, now + state.clock.next_duration_s(next));
             }
         });
         close_unread_mis(&mut network, &learned, end, &base_rtts, &mut tallies);
@@ -142,10 +142,33 @@ pub fn run_flows(
     })
 }
 
-/// A flow's sender at its start, with the MI clock of a learned flow: a baseline paces at its
+/// A learned flow's MI clock and the rate its agent chose (paced at a share of it in base-RTT
+/// probe MIs), as a deployed `Controller` keeps them.
+struct LearnedFlow {
+    clock: MiClock,
+    rate_pps: f64,
+}
+
+impl LearnedFlow {
+    /// Folds in a closed MI and returns the next MI's pacing rate: after a decision when the
+    /// clock calls for one (the warm-up and probes keep the agent's rate), a probe's share of
+    /// the agent's rate in probe MIs.
+    fn on_mi(&mut self, flow: &Flow<'_>, mi: &MonitorInterval) -> f64 {
+        if self.clock.on_mi(mi) {
+            self.rate_pps = act(flow, self.clock.observation(), self.rate_pps);
+        }
+        if self.clock.probing() {
+            flow.driver.scenario().action.probe_rate(self.rate_pps)
+        } else {
+            self.rate_pps
+        }
+    }
+}
+
+/// A flow's sender at its start, with the state of a learned flow: a baseline paces at its
 /// own start rate (half the link when it has none) under its controller; a learned flow starts
 /// at half the link and, without warm-up, takes its first decision before its first MI.
-fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<MiClock>) {
+fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<LearnedFlow>) {
     if let Some(b) = f.driver.baseline() {
         let rate = match b.start_rate {
             StartRate::Pps(Range::Fixed(r)) => r,
@@ -166,7 +189,11 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<MiClock>) {
     }
     let mut sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
     sender.set_extra_rtt(f.extra_rtt_s);
-    (sender, Some(clock))
+    let state = LearnedFlow {
+        clock,
+        rate_pps: rate,
+    };
+    (sender, Some(state))
 }
 
 /// Closes the MIs of the flows that no policy reads (classic and constant-rate senders have no
@@ -174,7 +201,7 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<MiClock>) {
 /// their samples go to the window's tallies.
 fn close_unread_mis(
     network: &mut Network,
-    learned: &[Option<MiClock>],
+    learned: &[Option<LearnedFlow>],
     now: f64,
     base_rtts: &[f64],
     tallies: &mut [RttTally],
@@ -184,16 +211,6 @@ fn close_unread_mis(
         if state.is_none() {
             tallies[k].add(&sender.close_mi(now).rtt, base_rtts[k]);
         }
-    }
-}
-
-/// The rate after a learned flow's MI: a decision when its clock calls for one (the warm-up
-/// keeps the start rate), as a deployed `Controller` does.
-fn decide(clock: &mut MiClock, flow: &Flow<'_>, rate: f64, mi: &MonitorInterval) -> f64 {
-    if clock.on_mi(mi) {
-        act(flow, clock.observation(), rate)
-    } else {
-        rate
     }
 }
 

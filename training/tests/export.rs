@@ -259,7 +259,28 @@ fn every_learned_sender_on_a_shared_link_runs_the_controllers_clock() {
     let mut trained = ScenarioConfig::default();
     trained.monitor_interval.min_packets = 10.0;
     let link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
-    shared_link_parity(trained, link, "shared-link-clocks");
+    let parity = shared_link_parity(trained, link, "shared-link-clocks");
+    assert_eq!(parity.probe_mis, 0, "no probes without probe_rtt");
+}
+
+/// With base-RTT probes: the senders' probe MIs (paced at a quarter of the agent's rate, with
+/// no decision) come at the same MIs and rates as their controllers', and the observations
+/// after them match.
+#[test]
+fn learned_senders_on_a_shared_link_probe_the_base_rtt_as_their_controllers() {
+    let mut trained = ScenarioConfig::default();
+    trained.monitor_interval.min_packets = 10.0;
+    trained.action.probe_rtt = Some(mocc_policy::ProbeRtt {
+        interval_s: 0.5,
+        mis: 3,
+        rate_fraction: 0.25,
+        restart_in_probes_only: false,
+        quiet_latency_ratio: None,
+        restart_after_loss_s: None,
+    });
+    let link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
+    let parity = shared_link_parity(trained, link, "shared-link-probes");
+    assert!(parity.probe_mis > 20, "{} probe MIs", parity.probe_mis);
 }
 
 /// As above with the observation and rate rule of configs/scenarios/mocc-paths.yaml (every
@@ -281,7 +302,8 @@ fn every_learned_sender_runs_the_controllers_clock_with_the_path_observation() {
         Path::new("stepping.yaml"),
     )
     .unwrap();
-    let decided_at = shared_link_parity(trained, stepping.config().link.clone(), "path-clocks");
+    let decided_at =
+        shared_link_parity(trained, stepping.config().link.clone(), "path-clocks").decided_at;
     // Every segment of the path (before, between and after the steps) had its decisions checked.
     for (from, to) in [(0.0, 3.0), (3.0, 6.0), (6.0, 9.0)] {
         let n = decided_at
@@ -296,14 +318,23 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// What [`shared_link_parity`] checked.
+struct Parity {
+    /// Simulated times of the checked decisions.
+    decided_at: Vec<f64>,
+    /// Base-RTT probe MIs the senders paced.
+    probe_mis: usize,
+}
+
 /// Three learned senders (two staggered) and a Cubic flow share `link`. Each decides at the end
-/// of its own MIs; a deployed Controller per sender, fed that sender's MIs, must see the same
-/// observation and choose the same rate. Returns the simulated times of the checked decisions.
+/// of its own MIs; a deployed Controller per sender, fed every MI that sender closes, must see
+/// the same observation, choose the same rate and pace every MI (probe MIs too) at the rate
+/// the sender paces it.
 fn shared_link_parity(
     mut trained: ScenarioConfig,
     link: mocc_gym::config::LinkConfig,
     tag: &str,
-) -> Vec<f64> {
+) -> Parity {
     trained.observation.history_len = 5;
     let obs_dim = 5 * trained.observation.features.len();
     let dir = temp_dir(tag);
@@ -331,6 +362,9 @@ fn shared_link_parity(
     assert_eq!(env.slot_count(), 3);
     let objectives = [[0.6, 0.3, 0.1], [0.1, 0.8, 0.1], [0.34, 0.33, 0.33]];
     let mut controllers: Vec<Option<Controller>> = vec![None, None, None];
+    // End of the last MI each controller was fed.
+    let mut fed_until = [f64::NEG_INFINITY; 3];
+    let mut probe_mis = 0;
     let mut ws = policy.workspace();
     let mut decisions = [0usize; 3];
     // Values of the newest MI's last feature (send ratio, or the peak delivery ratio).
@@ -349,6 +383,7 @@ fn shared_link_parity(
                 c.reset(150.0);
                 c.on_monitor_interval(&MonitorInterval::default());
                 c.on_monitor_interval(env.last_mi(sender));
+                fed_until[k] = env.last_mi(sender).send_end_s;
                 c
             });
             assert_eq!(env.slot_observation(k), c.observation(), "slot {k}");
@@ -363,14 +398,42 @@ fn shared_link_parity(
         }
         env.step_slots(&actions);
         for (k, controller) in controllers.iter_mut().enumerate() {
-            let Some(step) = env.slot_completion(k).copied() else {
+            let Some(c) = controller.as_mut() else {
+                assert!(
+                    env.slot_completion(k).is_none(),
+                    "slot {k} completed unseen"
+                );
                 continue;
             };
-            let c = controller
-                .as_mut()
-                .expect("a completion follows a decision");
-            assert_eq!(step.info.rate_pps, c.rate_pps(), "slot {k}");
-            c.on_monitor_interval(env.last_mi(env.slot_sender(k)));
+            let sender = env.slot_sender(k);
+            let mi = env.last_mi(sender);
+            if mi.send_end_s <= fed_until[k] {
+                assert!(
+                    env.slot_completion(k).is_none(),
+                    "slot {k}: a completion, no MI"
+                );
+                continue;
+            }
+            if let Some(step) = env.slot_completion(k) {
+                assert_eq!(step.info.rate_pps, c.rate_pps(), "slot {k}");
+            }
+            fed_until[k] = mi.send_end_s;
+            c.on_monitor_interval(mi);
+            if env.slot_phase(k) == mocc_gym::SlotPhase::Running {
+                // A probe MI started at once: the sender paces it as the controller would.
+                assert!(c.probing(), "slot {k} runs an MI its controller does not");
+                assert_eq!(
+                    env.network().senders()[sender].rate_pps(),
+                    c.rate_pps(),
+                    "slot {k}: probe rate"
+                );
+                probe_mis += 1;
+            } else {
+                assert!(
+                    !c.probing(),
+                    "slot {k}: its controller probes, the gym does not"
+                );
+            }
         }
     }
     assert!(
@@ -387,5 +450,8 @@ fn shared_link_parity(
         assert_eq!(t.sent, t.acked + t.lost + s.in_flight() as u64);
     }
     let _ = std::fs::remove_dir_all(dir);
-    decided_at
+    Parity {
+        decided_at,
+        probe_mis,
+    }
 }
