@@ -141,7 +141,7 @@ impl ProbeState {
     /// `restart_in_probes_only`; then in a probe's MIs, and within `restart_after_loss_s` of an
     /// MI (this one included) that lost packets.
     pub fn may_restart(&mut self, probe: &ProbeRtt, mi: &MonitorInterval) -> bool {
-        if mi.bytes_lost > 0.0 {
+        if probe.restart_after_loss_s.is_some() && mi.bytes_lost > 0.0 {
             self.last_loss_s = Some(mi.send_end_s);
         }
         if !probe.restart_in_probes_only || self.probing() {
@@ -279,8 +279,9 @@ mod tests {
             ..probe()
         };
         assert!(!state.may_restart(&gated, &mi(0.2, 0.0)));
-        // Loss opens the gate only with a window.
+        // Loss opens the gate only with a window (and is not kept without one).
         assert!(!state.may_restart(&gated, &mi(0.3, 1.0)));
+        assert!(state.is_fresh());
         let after_loss = ProbeRtt {
             restart_after_loss_s: Some(2.0),
             ..gated
