@@ -69,8 +69,11 @@ fn a_constant_rate_under_the_bottleneck_sees_the_propagation_rtt() {
     // 40 ms of propagation plus one packet's transmission (1.7 ms at 600 pkt/s).
     let rtt = f.mean_rtt_s();
     assert!(rtt > 0.040 && rtt < 0.0435, "mean RTT {rtt}");
+    // One sample: the delay line was up to 5.2 ms late under the project's CI load (its stats
+    // in the topology test), so this checks the handshake measures the path (40 ms, not the
+    // one-way 20 or a doubled 80), not the host's timing.
     assert!(
-        (f.handshake_rtt_s - 0.040).abs() < 0.002,
+        f.handshake_rtt_s >= 0.040 - 0.001 && f.handshake_rtt_s < 0.040 + 0.010,
         "{}",
         f.handshake_rtt_s
     );
