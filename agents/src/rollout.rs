@@ -2,9 +2,10 @@
 //! lanes act and completed when their MI's outcome arrives, then turned into a [`Batch`] once
 //! GAE has run over each lane's trajectory.
 //!
-//! With one learned sender per env every lane acts at every step, so rows are step-major
-//! (`t * lanes + e`), as in CleanRL. With several, lanes act when their senders decide and rows
-//! interleave the lanes' trajectories in the order of their decisions.
+//! With one learned sender per env (and no base-RTT probes) every lane acts at every step, so
+//! rows are step-major (`t * lanes + e`), as in CleanRL. With several, or with probes, lanes act
+//! when their senders decide and rows interleave the lanes' trajectories in the order of their
+//! decisions.
 
 use crate::gae::compute_gae_lanes;
 use crate::ppo::Batch;

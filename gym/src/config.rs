@@ -12,7 +12,7 @@ use crate::limits::{
     MIN_LINK_BANDWIDTH_PPS, MIN_SIM_RATE_PPS,
 };
 use crate::reward::RewardKind;
-use mocc_policy::{MetricsVersion, MiClock, RateRule};
+use mocc_policy::{MetricsVersion, MiClock, ProbeRtt, RateRule};
 pub use mocc_policy::{MonitorIntervalConfig, ObservationConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -842,6 +842,16 @@ impl ScenarioConfig {
             self.warmup_mis,
         )
         .with_probe(self.action.probe_rtt)
+    }
+
+    /// The base-RTT probes of sender `sender`'s MI clock: the rate rule's for an agent; none
+    /// for an observed sender that sets its own rate (constant, on-off, classic).
+    pub fn probe_rtt_of(&self, sender: usize) -> Option<ProbeRtt> {
+        let acts = self
+            .senders
+            .get(sender)
+            .is_some_and(|s| s.controller == ControllerConfig::Agent);
+        self.action.probe_rtt.filter(|_| acts)
     }
 
     /// Whether a sender is the learning agent (training needs one).

@@ -121,7 +121,7 @@ pub struct EnvSnapshot {
     agents: Vec<SlotSnapshot>,
     #[serde(default, skip_serializing_if = "is_zero")]
     mi_jitter: f64,
-    /// The first learned sender's base-RTT probe timer.
+    /// The first learned sender's base-RTT probe timer (single-sender snapshots only).
     #[serde(default, skip_serializing_if = "ProbeState::is_fresh")]
     probe: ProbeState,
 }
@@ -143,6 +143,8 @@ pub struct Env {
     slots: Vec<AgentSlot>,
     /// What each slot's last completed MI gave during the last step (`None`: no completion).
     completions: Vec<Option<Step>>,
+    /// Per slot, the probe MIs closed since the last public stepping call.
+    probe_mis: Vec<Vec<StepInfo>>,
     background_mi_dur_s: Vec<f64>,
     last_mis: Vec<MonitorInterval>,
     episode: LinkParams,
@@ -172,7 +174,7 @@ impl Env {
             .into_iter()
             .map(|sender| AgentSlot {
                 sender,
-                clock: cfg.mi_clock(),
+                clock: cfg.mi_clock().with_probe(cfg.probe_rtt_of(sender)),
                 objective: cfg.objective,
                 steps: 0,
                 mi_end_s: f64::INFINITY,
@@ -183,6 +185,7 @@ impl Env {
             .collect();
         let mut env = Self {
             completions: vec![None; slots.len()],
+            probe_mis: vec![Vec::new(); slots.len()],
             slots,
             scenario,
             index,
@@ -222,7 +225,12 @@ impl Env {
                 self.slots.iter().map(AgentSlot::snapshot).collect()
             },
             mi_jitter: self.mi_jitter,
-            probe: first.clock.probe_state(),
+            // The agents' snapshots hold every timer when there are any.
+            probe: if simple {
+                first.clock.probe_state()
+            } else {
+                ProbeState::default()
+            },
         }
     }
 
@@ -251,16 +259,16 @@ impl Env {
         let mut net = snap.net;
         let (outages, trace) = scenario.shared_link_parts();
         net.link_mut().reattach(outages, trace);
-        let resume = |obs: ObservationBuilder, dur: f64, probe: ProbeState| {
+        let resume = |sender: usize, obs: ObservationBuilder, dur: f64, probe: ProbeState| {
             MiClock::resume(obs, cfg.monitor_interval, cfg.warmup_mis, dur)
-                .with_probe(cfg.action.probe_rtt)
+                .with_probe(cfg.probe_rtt_of(sender))
                 .with_probe_state(probe)
         };
         let slots: Vec<AgentSlot> = if snap.agents.is_empty() {
             let rate = net.senders()[observed[0]].rate_pps();
             vec![AgentSlot {
                 sender: observed[0],
-                clock: resume(snap.obs, snap.mi_dur_s, snap.probe),
+                clock: resume(observed[0], snap.obs, snap.mi_dur_s, snap.probe),
                 objective: snap.objective,
                 steps: snap.steps,
                 mi_end_s: f64::INFINITY,
@@ -279,7 +287,8 @@ impl Env {
                 }
                 slots.push(AgentSlot {
                     sender,
-                    clock: resume(a.obs, a.mi_dur_s, a.probe).with_warmup_left(a.warmup_left),
+                    clock: resume(sender, a.obs, a.mi_dur_s, a.probe)
+                        .with_warmup_left(a.warmup_left),
                     objective: a.objective,
                     steps: a.steps,
                     mi_end_s: a.mi_end_s,
@@ -292,6 +301,7 @@ impl Env {
         };
         Ok(Self {
             completions: vec![None; slots.len()],
+            probe_mis: vec![Vec::new(); slots.len()],
             slots,
             scenario,
             index: snap.index,
@@ -537,10 +547,17 @@ impl Env {
             self.start_mi_or_decide(k);
             return self.slots[k].phase == SlotPhase::Ready;
         }
+        // A running sender that is no longer active has reached its stop time: it left.
+        let left = !self.net.senders()[sender].is_active(now);
         if probe_mi {
             // A probe MI is the clock's, not the agent's: no step; the agent decides after the
-            // last one, from the rate it had chosen.
-            if decides {
+            // last one, from the rate it had chosen. Evaluations still count it.
+            let paced = (self.scenario.rate_rule()).pacing_rate(self.slots[k].rate_pps, true);
+            let (info, _) = self.mi_outcome(k, &mi, paced);
+            self.probe_mis[k].push(info);
+            if left {
+                self.retire(k, now);
+            } else if decides {
                 self.end_probe(k);
             } else {
                 self.begin_probe_mi(k);
@@ -550,14 +567,8 @@ impl Env {
         }
         let step = self.finish_mi(k, &mi);
         self.completions[k] = Some(step);
-        // A running sender that is no longer active has reached its stop time: it left.
-        let left = !self.net.senders()[sender].is_active(now);
         if step.truncated || left {
-            self.slots[k].phase = SlotPhase::Done;
-            if self.slots.iter().any(AgentSlot::is_live) {
-                // The others go on: this flow leaves the link.
-                self.net.senders_mut()[sender].set_stop(now);
-            }
+            self.retire(k, now);
         } else if self.slots[k].clock.probing() {
             self.begin_probe_mi(k);
         } else {
@@ -566,13 +577,23 @@ impl Env {
         true
     }
 
+    /// Slot `k`'s trajectory ends at `now` (its MI limit, or its sender left): while other
+    /// learned senders go on, its flow leaves the link.
+    fn retire(&mut self, k: usize, now: f64) {
+        self.slots[k].phase = SlotPhase::Done;
+        if self.slots.iter().any(AgentSlot::is_live) {
+            let sender = self.slots[k].sender;
+            self.net.senders_mut()[sender].set_stop(now);
+        }
+    }
+
     /// Starts one of slot `k`'s base-RTT probe MIs: the sender paces at the probe's share of
     /// the agent's rate.
     fn begin_probe_mi(&mut self, k: usize) {
         let now = self.net.now_s();
         let slot = &mut self.slots[k];
         let sender = &mut self.net.senders_mut()[slot.sender];
-        sender.set_rate_pps(self.scenario.rate_rule().probe_rate(slot.rate_pps));
+        sender.set_rate_pps(self.scenario.rate_rule().pacing_rate(slot.rate_pps, true));
         let d = slot.clock.next_duration_s(sender.rate_pps());
         slot.phase = SlotPhase::Running;
         slot.mi_end_s = now + jittered(d, self.mi_jitter, &mut self.rng);
@@ -587,6 +608,20 @@ impl Env {
 
     /// The reward and statistics of slot `k`'s closed MI.
     fn finish_mi(&mut self, k: usize, mi: &MonitorInterval) -> Step {
+        let cfg = self.scenario.config();
+        let (info, reward) = self.mi_outcome(k, mi, self.slots[k].rate_pps);
+        let steps = self.slots[k].steps + 1;
+        self.slots[k].steps = steps;
+        Step {
+            reward,
+            terminated: false,
+            truncated: steps >= cfg.episode_mis,
+            info,
+        }
+    }
+
+    /// The statistics and reward of slot `k`'s closed MI, paced at `rate_pps`.
+    fn mi_outcome(&self, k: usize, mi: &MonitorInterval, rate_pps: f64) -> (StepInfo, f64) {
         let cfg = self.scenario.config();
         let link = self.net.link();
         let slot = &self.slots[k];
@@ -615,14 +650,7 @@ impl Env {
                 previous_rate_pps: slot.previous_rate_pps,
             });
         }
-        let steps = slot.steps + 1;
-        self.slots[k].steps = steps;
-        Step {
-            reward,
-            terminated: false,
-            truncated: steps >= cfg.episode_mis,
-            info: StepInfo::new(mi, &outcome, self.slots[k].rate_pps, reward),
-        }
+        (StepInfo::new(mi, &outcome, rate_pps, reward), reward)
     }
 
     /// Senders (learned and classic) taking part at `t`.
@@ -660,7 +688,14 @@ impl Env {
     /// Gives every deciding slot its action (`actions[k]` for slot `k`; others are ignored)
     /// and runs the network until some slot decides again or completes an MI. Afterwards
     /// [`Env::slot_completion`] says what each slot's closed MI gave.
+    /// [`Env::slot_probe_mis`] says which base-RTT probe MIs each slot closed.
     pub fn step_slots(&mut self, actions: &[Action]) {
+        self.clear_probe_mis();
+        self.run_slots(actions);
+    }
+
+    /// [`Env::step_slots`] without forgetting the probe MIs closed before.
+    fn run_slots(&mut self, actions: &[Action]) {
         self.completions.fill(None);
         for (k, &action) in actions.iter().enumerate().take(self.slots.len()) {
             if self.slots[k].phase == SlotPhase::Ready {
@@ -694,8 +729,14 @@ impl Env {
     /// gives an empty, truncated step. Scenarios for one long connection set a large
     /// `episode_mis` (`Scenario::with_episode_mis`).
     pub fn step_driving(&mut self, mut decide: impl FnMut(&Env, usize) -> Action) -> Step {
+        self.clear_probe_mis();
         if self.slots[0].phase == SlotPhase::Done && self.episode_over() {
-            self.slots[0].phase = SlotPhase::Ready;
+            // Stepping on past the MI limit: a probe the last MI started runs first.
+            if self.slots[0].clock.probing() {
+                self.begin_probe_mi(0);
+            } else {
+                self.slots[0].phase = SlotPhase::Ready;
+            }
         }
         let mut actions = std::mem::take(&mut self.action_scratch);
         let step = loop {
@@ -731,7 +772,19 @@ impl Env {
                 Action::Delta(0.0)
             });
         }
-        self.step_slots(actions);
+        self.run_slots(actions);
+    }
+
+    /// The base-RTT probe MIs slot `k` closed in the last [`Env::step`], [`Env::step_driving`]
+    /// or [`Env::step_slots`] (no step or reward is given for them; evaluations count them).
+    pub fn slot_probe_mis(&self, k: usize) -> &[StepInfo] {
+        &self.probe_mis[k]
+    }
+
+    fn clear_probe_mis(&mut self) {
+        for mis in &mut self.probe_mis {
+            mis.clear();
+        }
     }
 
     /// The reward kind in force.

@@ -50,7 +50,8 @@ struct Slot {
 /// have an observation). A step takes one action for every ready lane, runs each env until one
 /// of its senders decides or completes an MI, and reports per lane whether an MI completed
 /// (its reward, ends and statistics) and whether the lane is ready (its observation). With one
-/// learned sender every lane completes and is ready at every step.
+/// learned sender and no base-RTT probes every lane completes and is ready at every step; a
+/// probe holds its lane back (not ready, nothing completed) until it ends.
 pub struct VecEnv {
     envs: Vec<Env>,
     /// Builds, resets and steps the envs, with the calling thread.

@@ -10,7 +10,7 @@
 //! lasts `rtt_factor` times the last sampled mean RTT. With `min_packets` no MI is shorter than
 //! that many packets at the rate it is sent at. With base-RTT probes ([`ProbeRtt`]) some
 //! recorded MIs are probe MIs: the agent does not decide after them (the sender paces them at
-//! `RateRule::probe_rate`), and decides after the last one.
+//! `RateRule::pacing_rate`), and decides after the last one.
 
 use crate::features::MetricsVersion;
 use crate::history::{ObservationBuilder, ObservationConfig};
@@ -72,8 +72,8 @@ impl MiClock {
         self.probe_state
     }
 
-    /// Whether the next MI is a base-RTT probe MI (paced at `RateRule::probe_rate` of the
-    /// agent's rate, with no decision before it).
+    /// Whether the next MI is a base-RTT probe MI (paced at a share of the agent's rate,
+    /// `RateRule::pacing_rate`, with no decision before it).
     pub fn probing(&self) -> bool {
         self.probe_state.probing()
     }
@@ -131,7 +131,10 @@ impl MiClock {
         }
         let baseline_before = self.history.baseline_s();
         let may_restart = match &self.probe {
-            Some(p) => self.probe_state.may_restart(p, mi),
+            Some(p) => {
+                self.probe_state.note_loss(p, mi);
+                self.probe_state.may_restart(p, mi.send_end_s)
+            }
             None => true,
         };
         self.history.record_with(mi, may_restart);

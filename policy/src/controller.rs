@@ -15,8 +15,8 @@ use std::sync::Arc;
 /// start rate for the policy's `warmup_mis` MIs (they are not recorded in the history); at the
 /// end of the last warm-up MI the policy takes its first decision on the empty history, and
 /// from then on every finished MI is recorded and followed by one decision, except that with
-/// base-RTT probes (`RateRule::probe_rtt`) a probe's MIs are paced at
-/// `RateRule::probe_rate` of the agent's rate and only the last of them is followed by one.
+/// base-RTT probes (`RateRule::probe_rtt`) a probe's MIs are paced at a share of the agent's
+/// rate (`RateRule::pacing_rate`) and only the last of them is followed by one.
 #[derive(Debug, Clone)]
 pub struct Controller {
     policy: Arc<Policy>,
@@ -121,11 +121,9 @@ impl Controller {
 
     /// The current pacing rate (packets/s): the agent's rate, or a probe's share of it.
     pub fn rate_pps(&self) -> f64 {
-        if self.clock.probing() {
-            self.policy.rate_rule().probe_rate(self.rate_pps)
-        } else {
-            self.rate_pps
-        }
+        self.policy
+            .rate_rule()
+            .pacing_rate(self.rate_pps, self.clock.probing())
     }
 
     /// The rate the agent last chose (packets/s); it paces again at this rate after a probe.

@@ -14,6 +14,7 @@
 //! baseline), and the agent decides again after the last of them, from the rate it had chosen.
 
 use crate::mi::MonitorInterval;
+use crate::rate::RateError;
 use serde::{Deserialize, Serialize};
 
 /// When and how a learned sender probes its path's base RTT.
@@ -76,42 +77,48 @@ impl ProbeRtt {
                 .is_some_and(|r| latency_s > 0.0 && latency_s <= r * baseline_s)
     }
 
-    /// Checks the parameters; the error is (field under `probe_rtt`, message).
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Checks the parameters; errors name the field under `probe_rtt`.
+    pub fn validate(&self) -> Result<(), RateError> {
+        let invalid = |field, message: String| Err(RateError::Invalid { field, message });
         if !(self.interval_s > 0.0 && self.interval_s <= MAX_PROBE_INTERVAL_S) {
-            return Err((
+            return invalid(
                 "probe_rtt.interval_s",
                 format!(
                     "must lie in (0, {MAX_PROBE_INTERVAL_S}] (got {})",
                     self.interval_s
                 ),
-            ));
+            );
         }
         if !(1..=MAX_PROBE_MIS).contains(&self.mis) {
-            return Err((
+            return invalid(
                 "probe_rtt.mis",
                 format!("must lie in [1, {MAX_PROBE_MIS}] (got {})", self.mis),
-            ));
+            );
         }
         if !(self.rate_fraction > 0.0 && self.rate_fraction < 1.0) {
-            return Err((
+            return invalid(
                 "probe_rtt.rate_fraction",
                 format!("must lie in (0, 1) (got {})", self.rate_fraction),
-            ));
+            );
         }
         if let Some(r) = self.quiet_latency_ratio {
             if !(r > 1.0 && r.is_finite()) {
-                return Err((
+                return invalid(
                     "probe_rtt.quiet_latency_ratio",
                     format!("must be finite and > 1 (got {r})"),
-                ));
+                );
             }
         }
         match self.restart_after_loss_s {
-            Some(w) if !(w > 0.0 && w <= MAX_PROBE_INTERVAL_S) => Err((
+            Some(w) if !(w > 0.0 && w <= MAX_PROBE_INTERVAL_S) => invalid(
                 "probe_rtt.restart_after_loss_s",
                 format!("must lie in (0, {MAX_PROBE_INTERVAL_S}] (got {w})"),
-            )),
+            ),
+            Some(_) if !self.restart_in_probes_only => invalid(
+                "probe_rtt.restart_after_loss_s",
+                "needs restart_in_probes_only: true (restarts are otherwise never held back)"
+                    .to_string(),
+            ),
             _ => Ok(()),
         }
     }
@@ -137,18 +144,23 @@ impl ProbeState {
         *self == Self::default()
     }
 
-    /// Whether `mi`, about to be recorded, may restart a drain-aware baseline: always unless
-    /// `restart_in_probes_only`; then in a probe's MIs, and within `restart_after_loss_s` of an
-    /// MI (this one included) that lost packets.
-    pub fn may_restart(&mut self, probe: &ProbeRtt, mi: &MonitorInterval) -> bool {
+    /// Notes when `mi`, about to be recorded, lost packets (kept only for
+    /// `restart_after_loss_s`).
+    pub fn note_loss(&mut self, probe: &ProbeRtt, mi: &MonitorInterval) {
         if probe.restart_after_loss_s.is_some() && mi.bytes_lost > 0.0 {
             self.last_loss_s = Some(mi.send_end_s);
         }
+    }
+
+    /// Whether an MI ending at `end_s`, about to be recorded, may restart a drain-aware
+    /// baseline: always unless `restart_in_probes_only`; then in a probe's MIs, and within
+    /// `restart_after_loss_s` of an MI that lost packets (this one included, once noted).
+    pub fn may_restart(&self, probe: &ProbeRtt, end_s: f64) -> bool {
         if !probe.restart_in_probes_only || self.probing() {
             return true;
         }
         match (probe.restart_after_loss_s, self.last_loss_s) {
-            (Some(window), Some(lost_at)) => mi.send_end_s - lost_at <= window,
+            (Some(window), Some(lost_at)) => end_s - lost_at <= window,
             _ => false,
         }
     }
@@ -214,6 +226,10 @@ mod tests {
             .collect()
     }
 
+    fn field_of(r: Result<(), RateError>) -> Result<(), &'static str> {
+        r.map_err(|RateError::Invalid { field, .. }| field)
+    }
+
     #[test]
     fn a_baseline_that_stands_for_the_interval_starts_a_probe_of_its_mis() {
         // MIs end at 1, 2, ... s. The baseline is set by MI 0 (end 1 s) and never changes: at the
@@ -257,7 +273,7 @@ mod tests {
             ..probe()
         };
         assert_eq!(
-            bad.validate().map_err(|e| e.0),
+            field_of(bad.validate()),
             Err("probe_rtt.quiet_latency_ratio")
         );
     }
@@ -271,47 +287,57 @@ mod tests {
             send_end_s: end,
             ..MonitorInterval::default()
         };
+        // Notes the MI's loss, then asks.
+        let check = |state: &mut ProbeState, p: &ProbeRtt, mi: MonitorInterval| {
+            state.note_loss(p, &mi);
+            state.may_restart(p, mi.send_end_s)
+        };
         let mut state = ProbeState::default();
         // Not gated: every MI may restart.
-        assert!(state.may_restart(&probe(), &mi(0.1, 0.0)));
+        assert!(check(&mut state, &probe(), mi(0.1, 0.0)));
         let gated = ProbeRtt {
             restart_in_probes_only: true,
             ..probe()
         };
-        assert!(!state.may_restart(&gated, &mi(0.2, 0.0)));
+        assert!(!check(&mut state, &gated, mi(0.2, 0.0)));
         // Loss opens the gate only with a window (and is not kept without one).
-        assert!(!state.may_restart(&gated, &mi(0.3, 1.0)));
+        assert!(!check(&mut state, &gated, mi(0.3, 1.0)));
         assert!(state.is_fresh());
         let after_loss = ProbeRtt {
             restart_after_loss_s: Some(2.0),
             ..gated
         };
         let mut state = ProbeState::default();
-        assert!(!state.may_restart(&after_loss, &mi(0.5, 0.0)));
+        assert!(!check(&mut state, &after_loss, mi(0.5, 0.0)));
         assert!(
-            state.may_restart(&after_loss, &mi(1.0, 1.0)),
+            check(&mut state, &after_loss, mi(1.0, 1.0)),
             "the lossy MI itself"
         );
+        assert!(check(&mut state, &after_loss, mi(3.0, 0.0)), "2 s after it");
         assert!(
-            state.may_restart(&after_loss, &mi(3.0, 0.0)),
-            "2 s after it"
-        );
-        assert!(
-            !state.may_restart(&after_loss, &mi(3.1, 0.0)),
+            !check(&mut state, &after_loss, mi(3.1, 0.0)),
             "2.1 s after it"
         );
         // In a probe the gate is open (the timer from 0.5 s, the interval 10 s).
         assert!(state.on_mi(&after_loss, 0.5, true));
         assert!(!state.on_mi(&after_loss, 11.0, false));
-        assert!(state.may_restart(&after_loss, &mi(11.1, 0.0)));
-        let bad = ProbeRtt {
-            restart_after_loss_s: Some(0.0),
-            ..after_loss
-        };
-        assert_eq!(
-            bad.validate().map_err(|e| e.0),
-            Err("probe_rtt.restart_after_loss_s")
-        );
+        assert!(check(&mut state, &after_loss, mi(11.1, 0.0)));
+        for bad in [
+            ProbeRtt {
+                restart_after_loss_s: Some(0.0),
+                ..after_loss
+            },
+            ProbeRtt {
+                restart_in_probes_only: false,
+                ..after_loss
+            },
+        ] {
+            assert_eq!(
+                field_of(bad.validate()),
+                Err("probe_rtt.restart_after_loss_s")
+            );
+        }
+        assert_eq!(after_loss.validate(), Ok(()));
     }
 
     #[test]
@@ -369,7 +395,7 @@ mod tests {
             ),
         ];
         for (p, field) in bad {
-            assert_eq!(p.validate().map_err(|e| e.0), Err(field), "{p:?}");
+            assert_eq!(field_of(p.validate()), Err(field), "{p:?}");
         }
         assert_eq!(probe().validate(), Ok(()));
     }

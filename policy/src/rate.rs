@@ -143,19 +143,20 @@ impl RateRule {
             b.validate()?;
         }
         match &self.probe_rtt {
-            Some(p) => p
-                .validate()
-                .map_err(|(field, message)| RateError::Invalid { field, message }),
+            Some(p) => p.validate(),
             None => Ok(()),
         }
     }
 
-    /// The pacing rate of a base-RTT probe MI when the agent's rate is `rate_pps`
-    /// (`probe_rtt.rate_fraction` of it, clamped); the agent's rate without probes.
-    pub fn probe_rate(&self, rate_pps: f64) -> f64 {
+    /// The rate a learned sender paces its next MI at when the agent's rate is
+    /// `agent_rate_pps`: that rate, or in a base-RTT probe MI (`probing`) `probe_rtt.rate_fraction`
+    /// of it, within the limits and never above the agent's rate.
+    pub fn pacing_rate(&self, agent_rate_pps: f64, probing: bool) -> f64 {
         match &self.probe_rtt {
-            Some(p) => self.clamp(rate_pps * p.rate_fraction),
-            None => rate_pps,
+            Some(p) if probing => self
+                .clamp(agent_rate_pps * p.rate_fraction)
+                .min(agent_rate_pps),
+            _ => agent_rate_pps,
         }
     }
 
@@ -217,7 +218,7 @@ mod tests {
     }
 
     #[test]
-    fn probe_rate_is_the_fraction_of_the_agent_rate_within_the_limits() {
+    fn a_probe_paces_at_the_fraction_of_the_agent_rate_within_the_limits() {
         let r = RateRule {
             probe_rtt: Some(ProbeRtt {
                 interval_s: 10.0,
@@ -229,10 +230,13 @@ mod tests {
             }),
             ..RateRule::default()
         };
-        assert_eq!(r.probe_rate(800.0), 200.0);
-        // A quarter of 100 pkt/s is below the 40 pkt/s floor.
-        assert_eq!(r.probe_rate(100.0), 40.0);
-        assert_eq!(RateRule::default().probe_rate(800.0), 800.0);
+        assert_eq!(r.pacing_rate(800.0, true), 200.0);
+        assert_eq!(r.pacing_rate(800.0, false), 800.0);
+        // A quarter of 100 pkt/s is below the 40 pkt/s floor; an agent below the floor (a
+        // fixed-rate action) is not raised by its probe.
+        assert_eq!(r.pacing_rate(100.0, true), 40.0);
+        assert_eq!(r.pacing_rate(30.0, true), 30.0);
+        assert_eq!(RateRule::default().pacing_rate(800.0, true), 800.0);
         let bad = RateRule {
             probe_rtt: Some(ProbeRtt {
                 rate_fraction: 1.5,

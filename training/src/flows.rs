@@ -157,11 +157,10 @@ impl LearnedFlow {
         if self.clock.on_mi(mi) {
             self.rate_pps = act(flow, self.clock.observation(), self.rate_pps);
         }
-        if self.clock.probing() {
-            flow.driver.scenario().action.probe_rate(self.rate_pps)
-        } else {
-            self.rate_pps
-        }
+        flow.driver
+            .scenario()
+            .action
+            .pacing_rate(self.rate_pps, self.clock.probing())
     }
 }
 

@@ -131,6 +131,9 @@ fn run_scenario(
             if let Some(step) = env.slot_completion(k) {
                 sums.add(&step.info, &w);
             }
+            for info in env.slot_probe_mis(k) {
+                sums.add(info, &w);
+            }
         }
     }
     let end = env.network().now_s();
