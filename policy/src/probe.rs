@@ -25,8 +25,9 @@ pub struct ProbeRtt {
     /// (0, 3600].
     pub interval_s: f64,
     /// MIs a probe lasts, in [1, 100] (default 4: two RTTs at the usual half-RTT MIs, in which
-    /// flows probing together at a quarter of their rates drain 1.5 BDP of queue); the agent
-    /// does not decide during them.
+    /// flows probing together at a quarter of their rates drain 1.5 BDP of queue; longer where
+    /// `min_packets` stretches MIs at the probe's low rate); the agent does not decide during
+    /// them.
     #[serde(default = "default_probe_mis")]
     pub mis: u32,
     /// Pacing rate during a probe as a fraction of the agent's rate, in (0, 1) (default 0.25);
