@@ -259,12 +259,8 @@ mod tests {
     #[test]
     fn a_probe_withholds_decisions_for_its_mis_after_the_baseline_stood_its_interval() {
         let probe = ProbeRtt {
-            interval_s: 1.0,
             mis: 2,
-            rate_fraction: 0.25,
-            restart_in_probes_only: false,
-            quiet_latency_ratio: None,
-            restart_after_loss_s: None,
+            ..ProbeRtt::every(1.0)
         };
         let mut c = clock(0, 0.0).with_probe(Some(probe));
         assert!(c.reset(0.05));
@@ -320,12 +316,9 @@ mod tests {
             ..ObservationConfig::default()
         };
         let probe = |only: bool| ProbeRtt {
-            interval_s: 0.95,
             mis: 2,
-            rate_fraction: 0.25,
             restart_in_probes_only: only,
-            quiet_latency_ratio: None,
-            restart_after_loss_s: None,
+            ..ProbeRtt::every(0.95)
         };
         let at = |start: f64, end: f64, packets: f64, rtt: f64| MonitorInterval {
             bytes_sent: packets * BYTES_PER_PACKET,

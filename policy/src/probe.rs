@@ -68,6 +68,19 @@ pub const MAX_PROBE_MIS: u32 = 100;
 pub const MAX_PROBE_INTERVAL_S: f64 = 3600.0;
 
 impl ProbeRtt {
+    /// Probes after `interval_s` of an unchanged baseline with the defaults: 4 MIs at a
+    /// quarter of the agent's rate, restarts anywhere, no quiet trigger.
+    pub fn every(interval_s: f64) -> Self {
+        Self {
+            interval_s,
+            mis: default_probe_mis(),
+            rate_fraction: default_rate_fraction(),
+            restart_in_probes_only: false,
+            quiet_latency_ratio: None,
+            restart_after_loss_s: None,
+        }
+    }
+
     /// Whether a recorded MI restarts the probe timer: it changed the baseline, or its mean
     /// latency `latency_s` (0 without samples) was within `quiet_latency_ratio` of the new
     /// baseline `baseline_s`.
@@ -205,12 +218,8 @@ mod tests {
 
     fn probe() -> ProbeRtt {
         ProbeRtt {
-            interval_s: 10.0,
             mis: 2,
-            rate_fraction: 0.25,
-            restart_in_probes_only: false,
-            quiet_latency_ratio: None,
-            restart_after_loss_s: None,
+            ..ProbeRtt::every(10.0)
         }
     }
 
@@ -415,5 +424,6 @@ mod tests {
                 restart_after_loss_s: None,
             }
         );
+        assert_eq!(p, ProbeRtt::every(5.0), "every() has the file's defaults");
     }
 }

@@ -220,14 +220,7 @@ mod tests {
     #[test]
     fn a_probe_paces_at_the_fraction_of_the_agent_rate_within_the_limits() {
         let r = RateRule {
-            probe_rtt: Some(ProbeRtt {
-                interval_s: 10.0,
-                mis: 2,
-                rate_fraction: 0.25,
-                restart_in_probes_only: false,
-                quiet_latency_ratio: None,
-                restart_after_loss_s: None,
-            }),
+            probe_rtt: Some(ProbeRtt::every(10.0)),
             ..RateRule::default()
         };
         assert_eq!(r.pacing_rate(800.0, true), 200.0);

@@ -271,12 +271,8 @@ fn learned_senders_on_a_shared_link_probe_the_base_rtt_as_their_controllers() {
     let mut trained = ScenarioConfig::default();
     trained.monitor_interval.min_packets = 10.0;
     trained.action.probe_rtt = Some(mocc_policy::ProbeRtt {
-        interval_s: 0.5,
         mis: 3,
-        rate_fraction: 0.25,
-        restart_in_probes_only: false,
-        quiet_latency_ratio: None,
-        restart_after_loss_s: None,
+        ..mocc_policy::ProbeRtt::every(0.5)
     });
     let link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
     let parity = shared_link_parity(trained, link, "shared-link-probes");
