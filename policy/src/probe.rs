@@ -14,7 +14,7 @@
 //! baseline), and the agent decides again after the last of them, from the rate it had chosen.
 
 use crate::mi::MonitorInterval;
-use crate::rate::RateError;
+use crate::rate::{invalid, RateError};
 use serde::{Deserialize, Serialize};
 
 /// When and how a learned sender probes its path's base RTT.
@@ -93,7 +93,6 @@ impl ProbeRtt {
 
     /// Checks the parameters; errors name the field under `probe_rtt`.
     pub fn validate(&self) -> Result<(), RateError> {
-        let invalid = |field, message: String| Err(RateError::Invalid { field, message });
         if !(self.interval_s > 0.0 && self.interval_s <= MAX_PROBE_INTERVAL_S) {
             return invalid(
                 "probe_rtt.interval_s",

@@ -18,6 +18,11 @@ pub enum RateError {
     },
 }
 
+/// The error of a rate-rule field outside its domain.
+pub(crate) fn invalid(field: &'static str, message: String) -> Result<(), RateError> {
+    Err(RateError::Invalid { field, message })
+}
+
 /// `d = delta_scale * a`; `rate *= 1 + d` when `d >= 0`, else `rate /= 1 - d`; then clamp.
 /// With [`BinomialIncrease`] an increase is `rate * d * (reference / rate)^k` instead.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -60,7 +65,6 @@ pub struct BinomialIncrease {
 impl BinomialIncrease {
     /// Checks the parameters; errors name the field under `binomial_increase`.
     fn validate(&self) -> Result<(), RateError> {
-        let invalid = |field, message: String| Err(RateError::Invalid { field, message });
         if !(self.k > 0.0 && self.k <= 1.0) {
             return invalid(
                 "binomial_increase.k",
@@ -117,7 +121,6 @@ impl Default for RateRule {
 impl RateRule {
     /// Checks the parameters; errors name the field.
     pub fn validate(&self) -> Result<(), RateError> {
-        let invalid = |field, message: String| Err(RateError::Invalid { field, message });
         if !(self.delta_scale.is_finite() && self.delta_scale > 0.0) {
             return invalid(
                 "delta_scale",
