@@ -552,8 +552,7 @@ impl Env {
         if probe_mi {
             // A probe MI is the clock's, not the agent's: no step; the agent decides after the
             // last one, from the rate it had chosen. Evaluations still count it.
-            let paced = (self.scenario.rate_rule()).pacing_rate(self.slots[k].rate_pps, true);
-            let (info, _) = self.mi_outcome(k, &mi, paced);
+            let (info, _) = self.mi_outcome(k, &mi, self.probe_rate(k));
             self.probe_mis[k].push(info);
             if left {
                 self.retire(k, now);
@@ -591,12 +590,19 @@ impl Env {
     /// the agent's rate.
     fn begin_probe_mi(&mut self, k: usize) {
         let now = self.net.now_s();
+        let rate = self.probe_rate(k);
         let slot = &mut self.slots[k];
         let sender = &mut self.net.senders_mut()[slot.sender];
-        sender.set_rate_pps(self.scenario.rate_rule().pacing_rate(slot.rate_pps, true));
+        sender.set_rate_pps(rate);
         let d = slot.clock.next_duration_s(sender.rate_pps());
         slot.phase = SlotPhase::Running;
         slot.mi_end_s = now + jittered(d, self.mi_jitter, &mut self.rng);
+    }
+
+    /// The rate slot `k`'s probe MIs are paced at.
+    fn probe_rate(&self, k: usize) -> f64 {
+        let rule = self.scenario.rate_rule();
+        rule.pacing_rate(self.slots[k].rate_pps, true)
     }
 
     /// Ends slot `k`'s probe: the sender paces at the agent's rate again and the agent decides.
