@@ -1,9 +1,11 @@
 //! Controlled flows over a real namespace path (root only; skipped elsewhere unless
 //! MOCC_REQUIRE_NET=1): a constant rate under and over the bottleneck matches the link, every
 //! packet is resolved once, and the shipped MOCC export drives a flow through the deployed
-//! controller.
+//! controller. A measurement that misses a timing bound is taken again (`common::on_a_quiet_attempt`).
 
 mod common;
+
+use common::ensure;
 
 use mocc_net::transport::{run_controlled_flow, ConstantRate, FlowOutcome, PolicyDriver};
 use mocc_net::{PathSpec, Topology};
@@ -57,34 +59,40 @@ fn a_constant_rate_under_the_bottleneck_sees_the_propagation_rtt() {
     if !common::network_ready(&[]) {
         return;
     }
+    common::on_a_quiet_attempt("a constant rate under the bottleneck", under_the_bottleneck);
+}
+
+/// One attempt of `a_constant_rate_under_the_bottleneck_sees_the_propagation_rtt`.
+fn under_the_bottleneck() -> Result<(), String> {
     let path = spec(600.0, 0.02, 50);
     let f = constant(&path, 450.0, 4.0);
     assert_conserved(&f);
-    assert!(
+    assert_eq!(f.lost, 0);
+    ensure!(
         (f.delivered_pps() / 450.0 - 1.0).abs() < 0.03,
-        "{}",
+        "delivered {}",
         f.delivered_pps()
     );
-    assert_eq!(f.lost, 0);
     // 40 ms of propagation plus one packet's transmission (1.7 ms at 600 pkt/s).
     let rtt = f.mean_rtt_s();
-    assert!(rtt > 0.040 && rtt < 0.0435, "mean RTT {rtt}");
+    ensure!(rtt > 0.040 && rtt < 0.0435, "mean RTT {rtt}");
     // One sample: the delay line was up to 5.2 ms late under the project's CI load (its stats
     // in the topology test), so this checks the handshake measures the path (40 ms, not the
     // one-way 20 or a doubled 80), not the host's timing.
-    assert!(
+    ensure!(
         f.handshake_rtt_s >= 0.040 - 0.001 && f.handshake_rtt_s < 0.040 + 0.010,
-        "{}",
+        "handshake RTT {}",
         f.handshake_rtt_s
     );
-    assert!(f.mis.len() > 100, "MIs of half an RTT: {}", f.mis.len());
+    ensure!(f.mis.len() > 100, "MIs of half an RTT: {}", f.mis.len());
     // The pacer's granularity, not a timing benchmark: the median send leaves within 0.5 ms
     // of its time (a pacer on a coarse timer would be milliseconds late on most sends); the
     // tail only guards against gross stalls, since a loaded 2-core machine preempts the sender
     // for milliseconds at times (p99 2.8 ms in one .ci/run; `mocc net run` measures 1.7-51 us,
     // docs/real-network.md).
-    assert!(f.pacing.p50_late_s < 0.0005, "{:?}", f.pacing);
-    assert!(f.pacing.p99_late_s < 0.02, "{:?}", f.pacing);
+    ensure!(f.pacing.p50_late_s < 0.0005, "{:?}", f.pacing);
+    ensure!(f.pacing.p99_late_s < 0.02, "{:?}", f.pacing);
+    Ok(())
 }
 
 #[test]
@@ -93,19 +101,25 @@ fn a_constant_rate_over_the_bottleneck_fills_the_queue_and_loses_the_excess() {
     if !common::network_ready(&[]) {
         return;
     }
+    common::on_a_quiet_attempt("a constant rate over the bottleneck", over_the_bottleneck);
+}
+
+/// One attempt of `a_constant_rate_over_the_bottleneck_fills_the_queue_and_loses_the_excess`.
+fn over_the_bottleneck() -> Result<(), String> {
     let path = spec(500.0, 0.015, 40);
     let f = constant(&path, 625.0, 5.0);
     assert_conserved(&f);
     // Delivered at the bottleneck's rate; 20% of the sends lost once the queue is full.
-    assert!(
+    ensure!(
         (f.delivered_pps() / 500.0 - 1.0).abs() < 0.04,
-        "{}",
+        "delivered {}",
         f.delivered_pps()
     );
-    assert!((f.loss() - 0.2).abs() < 0.03, "loss {}", f.loss());
+    ensure!((f.loss() - 0.2).abs() < 0.03, "loss {}", f.loss());
     // Late in the run every packet waits behind a full queue: 30 ms + 40 / 500 s.
     let late = &f.mis[f.mis.len() * 3 / 4].mi;
-    assert!((late.rtt.mean_s - 0.110).abs() < 0.006, "{late:?}");
+    ensure!((late.rtt.mean_s - 0.110).abs() < 0.006, "{late:?}");
+    Ok(())
 }
 
 #[test]
@@ -116,25 +130,28 @@ fn the_shipped_export_drives_a_flow_through_the_deployed_controller() {
     }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-omega36");
     let policy = std::sync::Arc::new(mocc_policy::Policy::load(&dir).expect("export"));
-    let controller = mocc_policy::Controller::new(policy, [0.34, 0.33, 0.33]).unwrap();
-    let topology = Topology::create(&spec(450.0, 0.035, 60)).expect("topology");
-    let f = run_controlled_flow(
-        &topology,
-        3,
-        Box::new(PolicyDriver::new(controller, 225.0)),
-        Duration::from_secs(8),
-    )
-    .expect("flow");
-    assert_conserved(&f);
-    let rates: Vec<f64> = f.mis.iter().map(|r| r.rate_pps).collect();
-    assert!(rates.len() > 40, "{} MIs", rates.len());
-    assert!(
-        rates.windows(2).any(|w| w[0] != w[1]),
-        "the controller changed the rate"
-    );
-    // Balanced weights on a clean path: it takes most of the link without a standing queue
-    // (the simulator predicts utilization 0.99 at RTT ratio 1.02 here).
-    let utilization = f.delivered_pps() / 450.0;
-    assert!(utilization > 0.6, "utilization {utilization}");
-    assert!(f.mean_rtt_s() < 0.070 * 1.5, "mean RTT {}", f.mean_rtt_s());
+    common::on_a_quiet_attempt("the shipped export on a real path", || {
+        let controller = mocc_policy::Controller::new(policy.clone(), [0.34, 0.33, 0.33]).unwrap();
+        let topology = Topology::create(&spec(450.0, 0.035, 60)).expect("topology");
+        let f = run_controlled_flow(
+            &topology,
+            3,
+            Box::new(PolicyDriver::new(controller, 225.0)),
+            Duration::from_secs(8),
+        )
+        .expect("flow");
+        assert_conserved(&f);
+        let rates: Vec<f64> = f.mis.iter().map(|r| r.rate_pps).collect();
+        assert!(rates.len() > 40, "{} MIs", rates.len());
+        assert!(
+            rates.windows(2).any(|w| w[0] != w[1]),
+            "the controller changed the rate"
+        );
+        // Balanced weights on a clean path: it takes most of the link without a standing queue
+        // (the simulator predicts utilization 0.99 at RTT ratio 1.02 here).
+        let utilization = f.delivered_pps() / 450.0;
+        ensure!(utilization > 0.6, "utilization {utilization}");
+        ensure!(f.mean_rtt_s() < 0.070 * 1.5, "mean RTT {}", f.mean_rtt_s());
+        Ok(())
+    });
 }

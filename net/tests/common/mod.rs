@@ -1,6 +1,6 @@
-//! Helpers shared by the namespace tests: gating on the host's capabilities and running
-//! one test at a time.
-#![allow(dead_code)]
+//! Helpers shared by the namespace tests: gating on the host's capabilities, running one
+//! test at a time, and repeating a real-time measurement the host's load spoiled.
+#![allow(dead_code, unused_macros, unused_imports)]
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -44,3 +44,47 @@ pub fn path(mbit: f64, delay_s: f64, queue_pkts: u32) -> PathSpec {
         loss: 0.0,
     }
 }
+
+/// How many times a real-time measurement is taken before its bounds count as missed.
+pub const TIMING_ATTEMPTS: usize = 3;
+
+/// Runs `measure` (one whole measurement on a fresh path, `Err` naming the bound it missed)
+/// until an attempt meets every bound, at most [`TIMING_ATTEMPTS`] times, and panics with
+/// every attempt's miss otherwise.
+///
+/// The bounds stay what the path should give; only an attempt is repeated. A 2-core CI host
+/// running other work delays the user-space delay line and the senders by milliseconds at
+/// times (one run: every packet of a 10k pkt/s flow 0.9 ms late, three tests of one binary
+/// missing at once), which says nothing of the code. A broken path misses every attempt.
+/// Invariants that no timing excuses (packets conserved) stay `assert!`s inside `measure`.
+pub fn on_a_quiet_attempt(what: &str, mut measure: impl FnMut() -> Result<(), String>) {
+    let mut misses = Vec::new();
+    for attempt in 1..=TIMING_ATTEMPTS {
+        match measure() {
+            Ok(()) => {
+                if attempt > 1 {
+                    eprintln!("{what}: met its bounds on attempt {attempt}");
+                }
+                return;
+            }
+            Err(miss) => {
+                eprintln!("{what}: attempt {attempt} of {TIMING_ATTEMPTS} missed: {miss}");
+                misses.push(miss);
+                // Lets a burst of the host's other work pass before the next attempt.
+                std::thread::sleep(std::time::Duration::from_secs(2));
+            }
+        }
+    }
+    panic!("{what}: every attempt missed its bounds: {misses:#?}");
+}
+
+/// `assert!` for a bound of a real-time measurement: returns the miss as `Err` so that
+/// [`on_a_quiet_attempt`] can take the measurement again.
+macro_rules! ensure {
+    ($cond:expr, $($message:tt)+) => {
+        if !$cond {
+            return Err(format!($($message)+));
+        }
+    };
+}
+pub(crate) use ensure;
