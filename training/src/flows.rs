@@ -5,10 +5,11 @@
 
 use crate::actor::LoadedPolicy;
 use mocc_gym::{
-    env_rng, ClassicCc, ControllerConfig, Network, Range, Scenario, ScenarioConfig, ScenarioError,
-    Sender, SenderConfig, StartRate,
+    env_rng, ClassicCc, ControllerConfig, Link, Network, Range, Scenario, ScenarioConfig,
+    ScenarioError, Sender, SenderConfig, StartRate,
 };
 use mocc_policy::{MiClock, MonitorInterval, RttTally};
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 /// One flow of a multi-flow run.
@@ -82,20 +83,7 @@ pub fn run_flows(
     window_s: f64,
     seed: u64,
 ) -> Result<FlowRates, ScenarioError> {
-    let mut cfg = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
-    cfg.senders = flows
-        .iter()
-        .map(|f| SenderConfig {
-            controller: ControllerConfig::Constant,
-            start_rate: StartRate::Pps(Range::Fixed(1.0)),
-            start_time_s: Range::Fixed(f.start_s),
-            ..SenderConfig::default()
-        })
-        .collect();
-    let scenario = Scenario::new(cfg, None)?;
-    let mut rng = env_rng(seed, 0);
-    let params = scenario.sample_link(&mut rng);
-    let link = scenario.build_link(params);
+    let (link, mut rng) = bottleneck(net, flows, seed)?;
     let (senders, mut learned): (Vec<Sender>, Vec<Option<LearnedFlow>>) =
         flows.iter().map(|f| start_flow(f, net)).unzip();
     let mut network = Network::new(link, senders);
@@ -140,6 +128,28 @@ pub fn run_flows(
         rtts,
         starts: flows.iter().map(|f| f.start_s).collect(),
     })
+}
+
+/// The bottleneck of `net` for `flows`, and the random source of run `seed`.
+fn bottleneck(
+    net: &FlowNetwork,
+    flows: &[Flow<'_>],
+    seed: u64,
+) -> Result<(Link, ChaCha8Rng), ScenarioError> {
+    let mut cfg = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
+    cfg.senders = flows
+        .iter()
+        .map(|f| SenderConfig {
+            controller: ControllerConfig::Constant,
+            start_rate: StartRate::Pps(Range::Fixed(1.0)),
+            start_time_s: Range::Fixed(f.start_s),
+            ..SenderConfig::default()
+        })
+        .collect();
+    let scenario = Scenario::new(cfg, None)?;
+    let mut rng = env_rng(seed, 0);
+    let params = scenario.sample_link(&mut rng);
+    Ok((scenario.build_link(params), rng))
 }
 
 /// A learned flow's MI clock and the rate its agent chose (paced at a share of it in base-RTT
@@ -296,6 +306,73 @@ mod tests {
         assert_eq!(j[0], 1.0);
         assert!((j[1] - 0.8).abs() < 1e-12);
         assert_eq!(r.mean_rate(1, 2.0), 10.0);
+    }
+
+    /// The shipped `checkpoints/mocc-paths` export with base-RTT probes every 0.5 s whatever
+    /// the RTT (its policy.json with `action.probe_rtt` added), written under `dir`.
+    fn probing_export(dir: &Path) -> std::sync::Arc<mocc_policy::Policy> {
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).unwrap();
+        let text = std::fs::read_to_string(shipped.join("policy.json")).unwrap();
+        let mut spec: serde_json::Value = serde_json::from_str(&text).unwrap();
+        spec["action"]["probe_rtt"] = serde_json::json!({"interval_s": 0.5});
+        std::fs::write(dir.join("policy.json"), spec.to_string()).unwrap();
+        let weights = "policy.safetensors";
+        std::fs::copy(shipped.join(weights), dir.join(weights)).unwrap();
+        std::sync::Arc::new(mocc_policy::Policy::load(dir).unwrap())
+    }
+
+    /// A fairness run's learned flow, on a real simulated link, paces every MI (probe MIs at a
+    /// quarter of the agent's rate) at the rate, and for the time, a deployed `Controller` fed
+    /// the same MIs chooses.
+    #[test]
+    fn a_learned_flow_paces_and_probes_as_its_controller() {
+        let dir = std::env::temp_dir().join(format!("mocc-flow-probes-{}", std::process::id()));
+        let policy = probing_export(&dir);
+        let p = LoadedPolicy::load(&dir).unwrap();
+        let net = FlowNetwork {
+            bw_pps: 600.0,
+            delay_s: 0.03,
+            queue_pkts: 40.0,
+            loss: 0.0,
+        };
+        let objective = [0.6, 0.3, 0.1];
+        let flow = Flow {
+            driver: &p,
+            objective,
+            start_s: 0.0,
+            extra_rtt_s: 0.01,
+        };
+        let (sender, state) = start_flow(&flow, &net);
+        let mut state = state.expect("a learned flow");
+        let mut controller = mocc_policy::Controller::new(policy, objective).unwrap();
+        let first = controller.start(0.5 * net.bw_pps, net.delay_s + 0.005);
+        assert_eq!(sender.rate_pps(), first);
+        let (link, mut rng) = bottleneck(&net, std::slice::from_ref(&flow), 0).unwrap();
+        let mut network = Network::new(link, vec![sender]);
+        network.set_mi_end(0, state.clock.next_duration_s(first));
+        let (mut mis, mut probe_mis) = (0, 0);
+        network.run_until(20.0, &mut rng, |net, i| {
+            let now = net.now_s();
+            let mi = net.senders_mut()[i].close_mi(now);
+            let next = state.on_mi(&flow, &mi);
+            assert_eq!(next, controller.on_monitor_interval(&mi), "MI {mis}");
+            assert_eq!(state.clock.probing(), controller.probing(), "MI {mis}");
+            if controller.probing() {
+                assert_eq!(next, 0.25 * controller.agent_rate_pps(), "MI {mis}");
+                probe_mis += 1;
+            }
+            let duration = state.clock.next_duration_s(next);
+            assert_eq!(duration, controller.mi_duration_s(), "MI {mis}");
+            net.senders_mut()[i].set_rate_pps(next);
+            net.set_mi_end(i, now + duration);
+            mis += 1;
+        });
+        // 20 s of MIs of about half an RTT (~40 ms), a probe of 4 MIs every 0.5 s or so.
+        assert!(mis > 200, "{mis} MIs");
+        assert!(probe_mis > 40, "{probe_mis} probe MIs");
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     fn constant(rate: &str) -> LoadedPolicy {
