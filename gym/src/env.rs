@@ -50,6 +50,15 @@ impl StepInfo {
     }
 }
 
+/// A base-RTT probe MI a slot closed ([`Env::slot_probe_mis`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeMi {
+    /// Its values as a step's (the reward is the one the MI would have given).
+    pub info: StepInfo,
+    /// The statistics its sender formed (what a controller is fed).
+    pub mi: MonitorInterval,
+}
+
 /// Per-step statistics of the agent sender (Aurora's per-MI values).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct StepInfo {
@@ -144,7 +153,7 @@ pub struct Env {
     /// What each slot's last completed MI gave during the last step (`None`: no completion).
     completions: Vec<Option<Step>>,
     /// Per slot, the probe MIs closed since the last public stepping call.
-    probe_mis: Vec<Vec<StepInfo>>,
+    probe_mis: Vec<Vec<ProbeMi>>,
     background_mi_dur_s: Vec<f64>,
     last_mis: Vec<MonitorInterval>,
     episode: LinkParams,
@@ -553,7 +562,7 @@ impl Env {
             // A probe MI is the clock's, not the agent's: no step; the agent decides after the
             // last one, from the rate it had chosen. Evaluations still count it.
             let (info, _) = self.mi_outcome(k, &mi, self.probe_rate(k));
-            self.probe_mis[k].push(info);
+            self.probe_mis[k].push(ProbeMi { info, mi });
             if left {
                 self.retire(k, now);
             } else if decides {
@@ -782,8 +791,10 @@ impl Env {
     }
 
     /// The base-RTT probe MIs slot `k` closed in the last [`Env::step`], [`Env::step_driving`]
-    /// or [`Env::step_slots`] (no step or reward is given for them; evaluations count them).
-    pub fn slot_probe_mis(&self, k: usize) -> &[StepInfo] {
+    /// or [`Env::step_slots`], in order (no step or reward is given for them; evaluations count
+    /// them). The MIs of an [`Env::step`]'s probe follow its MI; those of an [`Env::step_driving`]
+    /// precede the MI it returns.
+    pub fn slot_probe_mis(&self, k: usize) -> &[ProbeMi] {
         &self.probe_mis[k]
     }
 

@@ -37,7 +37,7 @@ fn probe_mis_are_paced_at_the_probe_rate_past_the_mi_limit() {
             "step {k}: {} probe MIs",
             mis.len()
         );
-        for m in mis {
+        for m in mis.iter().map(|p| &p.info) {
             // Sent over the MI at the probe's rate (packet granularity aside), where the agent's
             // rate is four times that.
             assert!(

@@ -96,7 +96,8 @@ pub struct PolicyBenchReport {
 }
 
 /// Records the MIs of one episode in which the policy itself drives a sender over a fixed
-/// link (bw 500 pkt/s, 30 ms one-way delay, 50-packet queue): realistic controller inputs.
+/// link (bw 500 pkt/s, 30 ms one-way delay, 50-packet queue): realistic controller inputs,
+/// every MI the sender closes (a base-RTT probe's too) in order.
 pub fn record_policy_mis(
     policy: &Arc<mocc_policy::Policy>,
     steps: u32,
@@ -113,8 +114,12 @@ pub fn record_policy_mis(
     let mut ws = policy.workspace();
     let mut mis = Vec::with_capacity(steps as usize);
     for _ in 0..steps {
-        let a = policy.mean_action(env.observation(), &objective, &mut ws);
-        env.step(mocc_gym::Action::Delta(f64::from(a)));
+        env.step_driving(|env, _| {
+            let a = policy.mean_action(env.observation(), &objective, &mut ws);
+            mocc_gym::Action::Delta(f64::from(a))
+        });
+        // A base-RTT probe's MIs precede the step's.
+        mis.extend(env.slot_probe_mis(0).iter().map(|p| p.mi));
         mis.push(*env.last_mi(0));
     }
     Ok(mis)

@@ -264,8 +264,8 @@ fn evaluate_networks(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow
             for (k, (env, w, _, acc)) in envs.iter_mut().enumerate() {
                 let step = env.step(Action::Delta(f64::from(actions[k])));
                 acc.add(&step.info, w);
-                for info in env.slot_probe_mis(0) {
-                    acc.add(info, w);
+                for probe in env.slot_probe_mis(0) {
+                    acc.add(&probe.info, w);
                 }
             }
         }

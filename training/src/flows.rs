@@ -308,28 +308,13 @@ mod tests {
         assert_eq!(r.mean_rate(1, 2.0), 10.0);
     }
 
-    /// The shipped `checkpoints/mocc-paths` export with base-RTT probes every 0.5 s whatever
-    /// the RTT (its policy.json with `action.probe_rtt` added), written under `dir`.
-    fn probing_export(dir: &Path) -> std::sync::Arc<mocc_policy::Policy> {
-        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
-        let _ = std::fs::remove_dir_all(dir);
-        std::fs::create_dir_all(dir).unwrap();
-        let text = std::fs::read_to_string(shipped.join("policy.json")).unwrap();
-        let mut spec: serde_json::Value = serde_json::from_str(&text).unwrap();
-        spec["action"]["probe_rtt"] = serde_json::json!({"interval_s": 0.5});
-        std::fs::write(dir.join("policy.json"), spec.to_string()).unwrap();
-        let weights = "policy.safetensors";
-        std::fs::copy(shipped.join(weights), dir.join(weights)).unwrap();
-        std::sync::Arc::new(mocc_policy::Policy::load(dir).unwrap())
-    }
-
     /// A fairness run's learned flow, on a real simulated link, paces every MI (probe MIs at a
     /// quarter of the agent's rate) at the rate, and for the time, a deployed `Controller` fed
     /// the same MIs chooses.
     #[test]
     fn a_learned_flow_paces_and_probes_as_its_controller() {
         let dir = std::env::temp_dir().join(format!("mocc-flow-probes-{}", std::process::id()));
-        let policy = probing_export(&dir);
+        let policy = crate::test_exports::probing_export(&dir);
         let p = LoadedPolicy::load(&dir).unwrap();
         let net = FlowNetwork {
             bw_pps: 600.0,

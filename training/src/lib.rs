@@ -49,6 +49,8 @@ pub mod simulate;
 pub mod style;
 pub mod suite;
 pub mod sweep;
+#[cfg(test)]
+mod test_exports;
 pub mod trainer;
 
 pub use bench::{bench_env, EnvBenchReport, EnvBenchSpec};

@@ -131,8 +131,8 @@ fn run_scenario(
             if let Some(step) = env.slot_completion(k) {
                 sums.add(&step.info, &w);
             }
-            for info in env.slot_probe_mis(k) {
-                sums.add(info, &w);
+            for probe in env.slot_probe_mis(k) {
+                sums.add(&probe.info, &w);
             }
         }
     }

@@ -1,7 +1,8 @@
 //! `mocc simulate`: one sender at a fixed rate (or a constant action) for N MIs.
 
 use crate::actor::LoadedPolicy;
-use mocc_gym::{Action, Env, Scenario, ScenarioConfig, ScenarioError};
+use mocc_gym::{Action, Env, Scenario, ScenarioConfig, ScenarioError, StepInfo};
+use mocc_policy::MonitorInterval;
 use serde::Serialize;
 use std::io::Write;
 use std::sync::Arc;
@@ -222,7 +223,8 @@ pub fn simulate_policy_into(
 
 /// Steps one env until `horizon` of the first learned sender's MIs, choosing the action of
 /// every learned sender that decides (the scenario may hold several) from the env's state, and
-/// hands each MI's row to `sink`.
+/// hands each MI's row to `sink`: the MIs of its base-RTT probes too (no decision follows them,
+/// their reward is the one they would have given).
 fn run(
     scenario: Arc<Scenario>,
     horizon: Horizon,
@@ -238,27 +240,66 @@ fn run(
     let mut last_end_s = None;
     while !horizon.reached(sums.mis, last_end_s) {
         let step = env.step_driving(&mut decide);
-        let obs = env.observation();
-        let row = MiRow {
-            mi: sums.mis + 1,
-            time_s: step.info.time_s,
-            duration_s: step.info.duration_s,
-            send_pps: step.info.send_pps,
-            thr_pps: step.info.metric_thr_pps,
-            delivered_pps: step.info.throughput_pps,
-            capacity_pps: step.info.capacity_pps,
-            base_rtt_s: step.info.base_rtt_s,
-            mean_rtt_s: step.info.mean_rtt_s,
-            loss: step.info.loss,
-            reward: step.reward,
-            features: obs[obs.len() - k..].to_vec(),
-            raw: *env.last_mi(env.slot_sender(0)),
-        };
-        sums.add(&row);
-        last_end_s = Some(row.time_s);
-        sink(&row).map_err(SimulationError::Output)?;
+        let closed = step_mis(&env, &step);
+        // The newest history rows are these MIs' (the step's last, its probe's before it).
+        let rows = env
+            .observation()
+            .chunks(k.max(1))
+            .rev()
+            .take(closed.len())
+            .rev();
+        let missing = closed.len() - rows.len();
+        let features = std::iter::repeat_n(None, missing).chain(rows.map(Some));
+        for ((info, raw), features) in closed.into_iter().zip(features) {
+            if horizon.reached(sums.mis, last_end_s) {
+                break;
+            }
+            let row = mi_row(sums.mis + 1, &info, raw, features, k);
+            sums.add(&row);
+            last_end_s = Some(row.time_s);
+            sink(&row).map_err(SimulationError::Output)?;
+        }
     }
     Ok(sums.report())
+}
+
+/// The first learned sender's MIs a [`Env::step_driving`] closed, in order: its base-RTT
+/// probe's, then the step's (each with its values and raw statistics).
+fn step_mis(env: &Env, step: &mocc_gym::Step) -> Vec<(StepInfo, MonitorInterval)> {
+    let probes = env.slot_probe_mis(0).iter().map(|p| (p.info, p.mi));
+    let last = StepInfo {
+        reward: step.reward,
+        ..step.info
+    };
+    probes
+        .chain(std::iter::once((last, *env.last_mi(env.slot_sender(0)))))
+        .collect()
+}
+
+/// Row `mi` of a run: the MI's values, its observation row (NaN where the history no longer
+/// holds it) and its raw statistics.
+fn mi_row(
+    mi: usize,
+    info: &StepInfo,
+    raw: MonitorInterval,
+    features: Option<&[f32]>,
+    k: usize,
+) -> MiRow {
+    MiRow {
+        mi,
+        time_s: info.time_s,
+        duration_s: info.duration_s,
+        send_pps: info.send_pps,
+        thr_pps: info.metric_thr_pps,
+        delivered_pps: info.throughput_pps,
+        capacity_pps: info.capacity_pps,
+        base_rtt_s: info.base_rtt_s,
+        mean_rtt_s: info.mean_rtt_s,
+        loss: info.loss,
+        reward: info.reward,
+        features: features.map_or_else(|| vec![f32::NAN; k], <[f32]>::to_vec),
+        raw,
+    }
 }
 
 /// Running sums of the per-MI columns the report averages.
@@ -382,6 +423,44 @@ pub fn parse_network_spec(spec: &str) -> Result<ScenarioConfig, ScenarioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With base-RTT probes every MI of the connection has its row, the probe's too: the MIs
+    /// are back to back, and the probe's are paced at a quarter of the rate around them.
+    #[test]
+    fn a_probing_policy_has_a_row_for_every_mi() {
+        let dir = std::env::temp_dir().join(format!("mocc-sim-probes-{}", std::process::id()));
+        crate::test_exports::probing_export(&dir);
+        let policy = LoadedPolicy::load(&dir).unwrap();
+        let link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0);
+        let (rows, report) =
+            simulate_policy_for(&link, &policy, [0.6, 0.3, 0.1], Horizon::Mis(400), 0).unwrap();
+        assert_eq!((rows.len(), report.mis), (400, 400));
+        for (i, pair) in rows.windows(2).enumerate() {
+            let (a, b) = (&pair[0], &pair[1]);
+            assert_eq!(b.mi, a.mi + 1);
+            let start = b.time_s - b.duration_s;
+            assert!(
+                (start - a.time_s).abs() < 1e-9,
+                "a gap before row {i}: {a:?} {b:?}"
+            );
+            assert_eq!(b.raw.send_end_s, b.time_s, "row {i}'s raw statistics");
+            assert!(b.features.iter().all(|f| f.is_finite()), "row {i}");
+        }
+        // A probe's MIs: 4 in a row (the default), sent at a quarter of the agent's rate.
+        let mut rates: Vec<f64> = rows.iter().map(|r| r.send_pps).collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates[rates.len() / 2];
+        let in_probe: Vec<bool> = rows.iter().map(|r| r.send_pps < 0.4 * median).collect();
+        let runs: Vec<usize> = in_probe
+            .split(|&p| !p)
+            .map(<[bool]>::len)
+            .filter(|&n| n > 0)
+            .collect();
+        assert!(runs.len() > 10, "{} probes", runs.len());
+        let whole = &runs[..runs.len() - usize::from(*in_probe.last().unwrap())];
+        assert!(whole.iter().all(|&n| n == 4), "probe lengths {runs:?}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn network_spec_parses_and_rejects() {

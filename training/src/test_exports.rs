@@ -1,0 +1,19 @@
+//! Policy exports the unit tests build from the shipped ones.
+
+use std::path::Path;
+use std::sync::Arc;
+
+/// The shipped `checkpoints/mocc-paths` export with base-RTT probes every 0.5 s whatever the
+/// RTT (its policy.json with `action.probe_rtt` added), written to `dir`.
+pub fn probing_export(dir: &Path) -> Arc<mocc_policy::Policy> {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let text = std::fs::read_to_string(shipped.join("policy.json")).unwrap();
+    let mut spec: serde_json::Value = serde_json::from_str(&text).unwrap();
+    spec["action"]["probe_rtt"] = serde_json::json!({"interval_s": 0.5});
+    std::fs::write(dir.join("policy.json"), spec.to_string()).unwrap();
+    let weights = "policy.safetensors";
+    std::fs::copy(shipped.join(weights), dir.join(weights)).unwrap();
+    Arc::new(mocc_policy::Policy::load(dir).unwrap())
+}
