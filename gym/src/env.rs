@@ -792,8 +792,9 @@ impl Env {
 
     /// The base-RTT probe MIs slot `k` closed in the last [`Env::step`], [`Env::step_driving`]
     /// or [`Env::step_slots`], in order (no step or reward is given for them; evaluations count
-    /// them). The MIs of an [`Env::step`]'s probe follow its MI; those of an [`Env::step_driving`]
-    /// precede the MI it returns.
+    /// them). The MIs of an [`Env::step_driving`]'s probe precede the MI it returns; those of an
+    /// [`Env::step`]'s follow its MI, except past the episode's MI limit, where the probe the
+    /// last MI started runs at the next step's start and precedes its MI.
     pub fn slot_probe_mis(&self, k: usize) -> &[ProbeMi] {
         &self.probe_mis[k]
     }

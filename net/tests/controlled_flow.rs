@@ -67,7 +67,7 @@ fn under_the_bottleneck() -> Result<(), String> {
     let path = spec(600.0, 0.02, 50);
     let f = constant(&path, 450.0, 4.0);
     assert_conserved(&f);
-    assert_eq!(f.lost, 0);
+    ensure!(f.lost == 0, "{} lost under the bottleneck's rate", f.lost);
     ensure!(
         (f.delivered_pps() / 450.0 - 1.0).abs() < 0.03,
         "delivered {}",

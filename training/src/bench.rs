@@ -97,7 +97,9 @@ pub struct PolicyBenchReport {
 
 /// Records the MIs of one episode in which the policy itself drives a sender over a fixed
 /// link (bw 500 pkt/s, 30 ms one-way delay, 50-packet queue): realistic controller inputs,
-/// every MI the sender closes (a base-RTT probe's too) in order.
+/// every MI the sender closes in order. With base-RTT probes the probe's MIs are among them,
+/// and a controller takes no decision after those (the benchmark then times calls, not only
+/// decisions); the shipped exports do not probe.
 pub fn record_policy_mis(
     policy: &Arc<mocc_policy::Policy>,
     steps: u32,
@@ -114,8 +116,8 @@ pub fn record_policy_mis(
     let mut ws = policy.workspace();
     let mut mis = Vec::with_capacity(steps as usize);
     for _ in 0..steps {
-        env.step_driving(|env, _| {
-            let a = policy.mean_action(env.observation(), &objective, &mut ws);
+        env.step_driving(|env, k| {
+            let a = policy.mean_action(env.slot_observation(k), &objective, &mut ws);
             mocc_gym::Action::Delta(f64::from(a))
         });
         // A base-RTT probe's MIs precede the step's.

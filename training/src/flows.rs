@@ -332,7 +332,7 @@ mod tests {
         let (sender, state) = start_flow(&flow, &net);
         let mut state = state.expect("a learned flow");
         let mut controller = mocc_policy::Controller::new(policy, objective).unwrap();
-        let first = controller.start(0.5 * net.bw_pps, net.delay_s + 0.005);
+        let first = controller.start(0.5 * net.bw_pps, net.delay_s + 0.5 * flow.extra_rtt_s);
         assert_eq!(sender.rate_pps(), first);
         let (link, mut rng) = bottleneck(&net, std::slice::from_ref(&flow), 0).unwrap();
         let mut network = Network::new(link, vec![sender]);

@@ -239,8 +239,8 @@ fn run(
     let mut sums = ReportSums::default();
     let mut last_end_s = None;
     while !horizon.reached(sums.mis, last_end_s) {
-        let step = env.step_driving(&mut decide);
-        let closed = step_mis(&env, &step);
+        env.step_driving(&mut decide);
+        let closed = step_mis(&env);
         // The newest history rows are these MIs' (the step's last, its probe's before it).
         let rows = env
             .observation()
@@ -259,21 +259,22 @@ fn run(
             last_end_s = Some(row.time_s);
             sink(&row).map_err(SimulationError::Output)?;
         }
+        if env.slot_completion(0).is_none() {
+            // The first learned sender left (its stop time): its connection is over.
+            break;
+        }
     }
     Ok(sums.report())
 }
 
 /// The first learned sender's MIs a [`Env::step_driving`] closed, in order: its base-RTT
-/// probe's, then the step's (each with its values and raw statistics).
-fn step_mis(env: &Env, step: &mocc_gym::Step) -> Vec<(StepInfo, MonitorInterval)> {
+/// probe's, then the step's, unless the sender left (each with its values and raw statistics).
+fn step_mis(env: &Env) -> Vec<(StepInfo, MonitorInterval)> {
     let probes = env.slot_probe_mis(0).iter().map(|p| (p.info, p.mi));
-    let last = StepInfo {
-        reward: step.reward,
-        ..step.info
-    };
-    probes
-        .chain(std::iter::once((last, *env.last_mi(env.slot_sender(0)))))
-        .collect()
+    let step = env
+        .slot_completion(0)
+        .map(|step| (step.info, *env.last_mi(env.slot_sender(0))));
+    probes.chain(step).collect()
 }
 
 /// Row `mi` of a run: the MI's values, its observation row (NaN where the history no longer
@@ -460,6 +461,32 @@ mod tests {
         let whole = &runs[..runs.len() - usize::from(*in_probe.last().unwrap())];
         assert!(whole.iter().all(|&n| n == 4), "probe lengths {runs:?}");
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A first learned sender that leaves (its stop time) while another goes on ends the
+    /// run: no row after its last MI, even with a horizon past that.
+    #[test]
+    fn the_run_ends_when_the_first_learned_sender_leaves() {
+        let shipped =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
+        let policy = LoadedPolicy::load(&shipped).unwrap();
+        let mut cfg = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0);
+        let agent = cfg.senders[0].clone();
+        cfg.senders = vec![
+            mocc_gym::SenderConfig {
+                stop_time_s: Some(mocc_gym::Range::Fixed(2.0)),
+                ..agent.clone()
+            },
+            agent,
+        ];
+        let (rows, report) =
+            simulate_policy_for(&cfg, &policy, [0.6, 0.3, 0.1], Horizon::Seconds(10.0), 0).unwrap();
+        assert!(rows.len() > 20, "{} rows", rows.len());
+        assert_eq!(report.mis, rows.len());
+        let last = rows.last().unwrap();
+        // Its last MI is the first to close after 2 s (MIs last about half an RTT here).
+        assert!(last.time_s >= 2.0 && last.time_s < 2.2, "{last:?}");
+        assert!(rows.iter().all(|r| r.time_s > 0.0 && r.duration_s > 0.0));
     }
 
     #[test]

@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-/// The shipped `checkpoints/mocc-paths` export with base-RTT probes every 0.5 s whatever the
-/// RTT (its policy.json with `action.probe_rtt` added), written to `dir`.
+/// The shipped `checkpoints/mocc-paths` export with a base-RTT probe whenever its latency
+/// baseline has stood for 0.5 s, without the quiet-latency trigger (its policy.json with
+/// `action.probe_rtt` added), written to `dir`.
 pub fn probing_export(dir: &Path) -> Arc<mocc_policy::Policy> {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
     let _ = std::fs::remove_dir_all(dir);
