@@ -111,7 +111,7 @@ def draw(points, out):
     wide.set_ylim(-0.5, 7.6)
     wide.set_yticks(range(8))
     lo = min(p[2] for p in points)
-    wide.set_xlim(min(0.76, lo - 0.01), 1.0)
+    wide.set_xlim(lo - 0.01, 1.0)
     hi = max(p[2] for p in points)
     near.set_xlim(near_lo, max(0.986, hi + 0.001))
     handles, labels = near.get_legend_handles_labels()  # the span, then one per variant
