@@ -192,6 +192,15 @@ impl LatencyBaseline {
         self.restarted_in_back_off = false;
     }
 
+    /// Forgets the latency samples (not the delivery peak): the next MI with RTT samples sets
+    /// the baseline, as at a drained MI of the drain-aware mode, which counts as this back-off's
+    /// restart.
+    pub fn restart(&mut self) {
+        self.conn_min = None;
+        self.window.clear();
+        self.restarted_in_back_off = true;
+    }
+
     /// The baseline without updating it (the version's empty baseline before any sample).
     pub fn current(&self) -> f64 {
         let empty = self.version.empty_baseline_s();

@@ -132,6 +132,9 @@ impl MiClock {
         let baseline_before = self.history.baseline_s();
         let may_restart = match &self.probe {
             Some(p) => {
+                if p.baseline_from_probe && self.probe_state.starts_probe(p) {
+                    self.history.restart_baseline();
+                }
                 self.probe_state.note_loss(p, mi);
                 self.probe_state.may_restart(p, mi.send_end_s)
             }
@@ -358,6 +361,48 @@ mod tests {
         assert_eq!(in_probes[10], 0.1, "{in_probes:?}");
     }
 
+    /// With `baseline_from_probe`, a probe's MIs set the baseline whatever it was: a queue that
+    /// stays through the probe (another sender's) becomes it, one that drains in the probe
+    /// leaves the path's RTT. Without, a standing queue never becomes it (no MI drains).
+    #[test]
+    fn a_probe_may_set_the_baseline_to_its_lowest_rtt() {
+        let probe = |from_probe: bool| ProbeRtt {
+            mis: 3,
+            baseline_from_probe: from_probe,
+            ..ProbeRtt::every(0.95)
+        };
+        let at = |end: f64, rtt: f64| MonitorInterval {
+            send_start_s: end - 0.1,
+            send_end_s: end,
+            recv_start_s: end - 0.1,
+            recv_end_s: end,
+            ..mi(rtt)
+        };
+        // 40 ms, then 10 MIs at 100 ms (the baseline stands from 0.1 s, so the MI ending at
+        // 1.1 s starts a probe), then the probe's three MIs at `probe_rtts`, then 100 ms again.
+        let run = |from_probe: bool, probe_rtts: [f64; 3]| {
+            let mut c = clock(0, 0.0).with_probe(Some(probe(from_probe)));
+            c.reset(0.02);
+            c.on_mi(&at(0.1, 0.04));
+            for k in 2..=11 {
+                let decides = c.on_mi(&at(0.1 * f64::from(k), 0.1));
+                assert_eq!(decides, k < 11, "MI {k}");
+            }
+            assert!(c.probing());
+            for (k, rtt) in probe_rtts.into_iter().enumerate() {
+                c.on_mi(&at(1.2 + 0.1 * k as f64, rtt));
+            }
+            assert!(!c.probing());
+            c.on_mi(&at(1.6, 0.1));
+            c.history().baseline_s()
+        };
+        // Another sender's queue through the probe: its lowest RTT is the new baseline.
+        assert_eq!(run(true, [0.1, 0.09, 0.095]), 0.09);
+        // A queue that drains in the probe: the path's RTT.
+        assert_eq!(run(true, [0.1, 0.05, 0.04]), 0.04);
+        // Without the option, the connection's minimum stands.
+        assert_eq!(run(false, [0.1, 0.09, 0.095]), 0.04);
+    }
     #[test]
     fn the_packet_floor_lengthens_short_mis_at_low_rates() {
         let mut c = clock(0, 10.0);

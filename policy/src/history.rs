@@ -152,6 +152,12 @@ impl ObservationBuilder {
             .write_row(mi, &path, self.version, &mut self.rows[n - k..]);
     }
 
+    /// Forgets the latency baseline's samples, so that the next MIs with RTT samples set it
+    /// (base-RTT probes that take their baseline from the probe).
+    pub fn restart_baseline(&mut self) {
+        self.baseline.restart();
+    }
+
     /// The newest row (the features of the last recorded MI).
     pub fn last_row(&self) -> &[f32] {
         &self.rows[self.rows.len() - self.features.len()..]

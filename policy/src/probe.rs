@@ -51,6 +51,17 @@ pub struct ProbeRtt {
     /// at any back-off, as without probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_loss_s: Option<f64>,
+    /// Whether a probe's first MI restarts the latency baseline whatever the drain checks say
+    /// (default false), so that it becomes the lowest RTT of the probe and the MIs after it, as
+    /// BBR takes its min RTT from ProbeRTT. Where the queue drains in the probe (flows that
+    /// probe together) that is the path's RTT; where a competitor keeps its queue through the
+    /// probe (a loss-based sender) it is that queue, which the flow then competes for.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub baseline_from_probe: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn default_probe_mis() -> u32 {
@@ -78,6 +89,7 @@ impl ProbeRtt {
             restart_in_probes_only: false,
             quiet_latency_ratio: None,
             restart_after_loss_s: None,
+            baseline_from_probe: false,
         }
     }
 
@@ -181,6 +193,11 @@ impl ProbeState {
     /// Whether the next MI belongs to a probe.
     pub fn probing(&self) -> bool {
         self.left > 0
+    }
+
+    /// Whether the next MI is the first of a probe of `probe`'s.
+    pub fn starts_probe(&self, probe: &ProbeRtt) -> bool {
+        self.left > 0 && self.left == probe.mis
     }
 
     /// Folds in a recorded MI that ended at `end_s` and whether it restarts the timer (it
@@ -421,6 +438,7 @@ mod tests {
                 restart_in_probes_only: false,
                 quiet_latency_ratio: None,
                 restart_after_loss_s: None,
+                baseline_from_probe: false,
             }
         );
         assert_eq!(p, ProbeRtt::every(5.0), "every() has the file's defaults");
