@@ -165,6 +165,14 @@ pub struct LatencyBaseline {
     /// MI is not followed.
     #[serde(default)]
     restarted_in_back_off: bool,
+    /// A restart asked for ([`LatencyBaseline::restart`]) that waits for the next MI with RTT
+    /// samples, so that the baseline is never left without one mid-connection.
+    #[serde(default, skip_serializing_if = "is_false")]
+    restart_pending: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl LatencyBaseline {
@@ -179,6 +187,7 @@ impl LatencyBaseline {
             conn_peak_pps: 0.0,
             last_latency_s: None,
             restarted_in_back_off: false,
+            restart_pending: false,
         }
     }
 
@@ -190,15 +199,24 @@ impl LatencyBaseline {
         self.conn_peak_pps = 0.0;
         self.last_latency_s = None;
         self.restarted_in_back_off = false;
+        self.restart_pending = false;
     }
 
-    /// Forgets the latency samples (not the delivery peak): the next MI with RTT samples sets
-    /// the baseline, as at a drained MI of the drain-aware mode, which counts as this back-off's
-    /// restart.
+    /// Forgets the latency samples (not the delivery peak) at the next MI with RTT samples,
+    /// which then sets the baseline, as a drained MI of the drain-aware mode does (and counts as
+    /// this back-off's restart). Until that MI the baseline stands.
     pub fn restart(&mut self) {
-        self.conn_min = None;
-        self.window.clear();
-        self.restarted_in_back_off = true;
+        self.restart_pending = true;
+    }
+
+    /// Applies a pending [`LatencyBaseline::restart`] at an MI with RTT samples.
+    fn apply_pending_restart(&mut self, mi: &MonitorInterval) {
+        if self.restart_pending && mi.avg_latency_s() > 0.0 {
+            self.conn_min = None;
+            self.window.clear();
+            self.restarted_in_back_off = true;
+            self.restart_pending = false;
+        }
     }
 
     /// The baseline without updating it (the version's empty baseline before any sample).
@@ -229,6 +247,7 @@ impl LatencyBaseline {
     /// [`LatencyBaseline::observe`], where a drained MI may restart the drain-aware window only
     /// when `may_restart` (base-RTT probes that keep restarts to their own MIs).
     pub fn observe_with(&mut self, mi: &MonitorInterval, may_restart: bool) -> PathEstimate {
+        self.apply_pending_restart(mi);
         match self.mode {
             BaselineMode::ConnectionMin => {
                 self.conn_peak_pps = self.conn_peak_pps.max(mi.throughput_pps());
@@ -342,6 +361,36 @@ mod tests {
         assert_eq!(b.observe(&mi(2.0, 3.5, 1.0, 1.0, &[0.5])).baseline_s, 0.4);
         // A gap with no samples keeps the newest one.
         assert_eq!(b.observe(&mi(3.5, 10.0, 1.0, 0.0, &[])).baseline_s, 0.5);
+    }
+
+    /// A restart (a probe's baseline) waits out MIs without RTT samples, in every mode: the
+    /// baseline stands until an MI with samples sets it, higher or lower.
+    #[test]
+    fn a_restart_waits_for_an_mi_with_rtt_samples() {
+        let modes = [
+            BaselineMode::ConnectionMin,
+            BaselineMode::WindowedMin { seconds: 10.0 },
+            BaselineMode::DrainAware {
+                seconds: 10.0,
+                drain_fraction: 0.5,
+            },
+        ];
+        for mode in modes {
+            let mut b = LatencyBaseline::new(mode, D);
+            b.observe(&mi(0.0, 1.0, 10.0, 10.0, &[0.04]));
+            b.restart();
+            assert_eq!(b.current(), 0.04, "{mode:?}: until an MI");
+            b.observe(&mi(1.0, 2.0, 10.0, 0.0, &[]));
+            assert_eq!(b.current(), 0.04, "{mode:?}: after an MI without samples");
+            b.observe(&mi(2.0, 3.0, 10.0, 10.0, &[0.09]));
+            assert_eq!(
+                b.current(),
+                0.09,
+                "{mode:?}: set by the next MI with samples"
+            );
+            b.observe(&mi(3.0, 4.0, 10.0, 10.0, &[0.1]));
+            assert_eq!(b.current(), 0.09, "{mode:?}: once");
+        }
     }
 
     fn drain_aware(seconds: f64) -> LatencyBaseline {

@@ -378,14 +378,16 @@ mod tests {
             recv_end_s: end,
             ..mi(rtt)
         };
-        // 40 ms, then 10 MIs at 100 ms (the baseline stands from 0.1 s, so the MI ending at
-        // 1.1 s starts a probe), then the probe's three MIs at `probe_rtts`, then 100 ms again.
+        // 40 ms, then 10 MIs at 100 ms and 85 ms (the baseline stands from 0.1 s, so the MI
+        // ending at 1.1 s starts a probe), the probe's three MIs at `probe_rtts`, then 100 ms.
         let run = |from_probe: bool, probe_rtts: [f64; 3]| {
             let mut c = clock(0, 0.0).with_probe(Some(probe(from_probe)));
             c.reset(0.02);
             c.on_mi(&at(0.1, 0.04));
             for k in 2..=11 {
-                let decides = c.on_mi(&at(0.1 * f64::from(k), 0.1));
+                // The MI that starts the probe reads 85 ms: not the probe's, so not its baseline.
+                let rtt = if k == 11 { 0.085 } else { 0.1 };
+                let decides = c.on_mi(&at(0.1 * f64::from(k), rtt));
                 assert_eq!(decides, k < 11, "MI {k}");
             }
             assert!(c.probing());
@@ -396,7 +398,9 @@ mod tests {
             c.on_mi(&at(1.6, 0.1));
             c.history().baseline_s()
         };
-        // Another sender's queue through the probe: its lowest RTT is the new baseline.
+        // Another sender's queue through the probe: its lowest RTT is the new baseline, the
+        // first MI's included.
+        assert_eq!(run(true, [0.09, 0.095, 0.1]), 0.09);
         assert_eq!(run(true, [0.1, 0.09, 0.095]), 0.09);
         // A queue that drains in the probe: the path's RTT.
         assert_eq!(run(true, [0.1, 0.05, 0.04]), 0.04);

@@ -152,7 +152,7 @@ impl ObservationBuilder {
             .write_row(mi, &path, self.version, &mut self.rows[n - k..]);
     }
 
-    /// Forgets the latency baseline's samples, so that the next MIs with RTT samples set it
+    /// Restarts the latency baseline: the next MI with RTT samples and the ones after set it
     /// (base-RTT probes that take their baseline from the probe).
     pub fn restart_baseline(&mut self) {
         self.baseline.restart();

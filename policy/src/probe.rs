@@ -51,9 +51,10 @@ pub struct ProbeRtt {
     /// at any back-off, as without probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_loss_s: Option<f64>,
-    /// Whether a probe's first MI restarts the latency baseline whatever the drain checks say
-    /// (default false), so that it becomes the lowest RTT of the probe and the MIs after it, as
-    /// BBR takes its min RTT from ProbeRTT. Where the queue drains in the probe (flows that
+    /// Whether a probe's first MI (the first with RTT samples) restarts the latency baseline
+    /// whatever the drain checks say (default false), so that it becomes the lowest RTT since
+    /// the probe began (within a windowed baseline's length, until its next restart), as BBR
+    /// takes its min RTT from ProbeRTT. Where the queue drains in the probe (flows that
     /// probe together) that is the path's RTT; where a competitor keeps its queue through the
     /// probe (a loss-based sender) it is that queue, which the flow then competes for.
     #[serde(default, skip_serializing_if = "is_false")]
