@@ -167,12 +167,8 @@ pub struct LatencyBaseline {
     restarted_in_back_off: bool,
     /// A restart asked for ([`LatencyBaseline::restart`]) that waits for the next MI with RTT
     /// samples, so that the baseline is never left without one mid-connection.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     restart_pending: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 impl LatencyBaseline {

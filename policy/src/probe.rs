@@ -57,12 +57,8 @@ pub struct ProbeRtt {
     /// takes its min RTT from ProbeRTT. Where the queue drains in the probe (flows that
     /// probe together) that is the path's RTT; where a competitor keeps its queue through the
     /// probe (a loss-based sender) it is that queue, which the flow then competes for.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub baseline_from_probe: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 fn default_probe_mis() -> u32 {

@@ -109,9 +109,7 @@ pub fn run_flows(
             let mi = net.senders_mut()[i].close_mi(now);
             tallies[i].add(&mi.rtt, base_rtts[i]);
             if let (Some(state), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
-                let next = state.on_mi(flow, &mi);
-                net.senders_mut()[i].set_rate_pps(next);
-                net.set_mi_end(i, now + state.clock.next_duration_s(next));
+                state.pace_next_mi(flow, &mi, net, i);
             }
         });
         close_unread_mis(&mut network, &learned, end, &base_rtts, &mut tallies);
@@ -171,6 +169,15 @@ impl LearnedFlow {
             .scenario()
             .action
             .pacing_rate(self.rate_pps, self.clock.probing())
+    }
+
+    /// Folds in `mi`, which sender `i` of `net` has just closed, and sets the sender's next MI:
+    /// its pacing rate and its end.
+    fn pace_next_mi(&mut self, flow: &Flow<'_>, mi: &MonitorInterval, net: &mut Network, i: usize) {
+        let next = self.on_mi(flow, mi);
+        net.senders_mut()[i].set_rate_pps(next);
+        let end = net.now_s() + self.clock.next_duration_s(next);
+        net.set_mi_end(i, end);
     }
 }
 
@@ -341,7 +348,8 @@ mod tests {
         network.run_until(20.0, &mut rng, |net, i| {
             let now = net.now_s();
             let mi = net.senders_mut()[i].close_mi(now);
-            let next = state.on_mi(&flow, &mi);
+            state.pace_next_mi(&flow, &mi, net, i);
+            let next = net.senders()[i].rate_pps();
             assert_eq!(next, controller.on_monitor_interval(&mi), "MI {mis}");
             assert_eq!(state.clock.probing(), controller.probing(), "MI {mis}");
             if controller.probing() {
@@ -350,8 +358,6 @@ mod tests {
             }
             let duration = state.clock.next_duration_s(next);
             assert_eq!(duration, controller.mi_duration_s(), "MI {mis}");
-            net.senders_mut()[i].set_rate_pps(next);
-            net.set_mi_end(i, now + duration);
             mis += 1;
         });
         // 20 s of MIs of about half an RTT (~40 ms), a probe of 4 MIs every 0.5 s or so.
