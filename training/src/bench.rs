@@ -150,8 +150,7 @@ pub fn bench_policy(
     }
     let mis = record_policy_mis(&policy, 400, seed)?;
     let objective = policy.spec().default_objective;
-    let mut controller = mocc_policy::Controller::new(policy.clone(), objective)
-        .map_err(|e| mocc_gym::ScenarioError::invalid("default_objective", e.to_string()))?;
+    let mut controller = bench_controller(&policy, objective)?;
     let compared = match checkpoint {
         Some(c) => Some((c, same_model_inputs(c, &policy, &mis, objective)?)),
         None => None,
@@ -159,7 +158,7 @@ pub fn bench_policy(
     let mut per_repeat = Vec::with_capacity(repeats as usize);
     let mut sink = 0.0;
     for _ in 0..repeats {
-        controller.reset(100.0);
+        controller.reset(BENCH_START_RATE_PPS);
         let start = Instant::now();
         for k in 0..decisions {
             let mi = &mis[(k % mis.len() as u64) as usize];
@@ -189,12 +188,12 @@ pub fn bench_policy(
 /// inputs for them to count as one model (float32 forward passes on two runtimes).
 const SAME_MODEL_TOLERANCE: f32 = 1e-3;
 
-/// The observations of `mis` as the export builds them, after checking that `checkpoint` is the
-/// model `policy` was exported from: the same observation length and the same mean actions on
-/// every one of them.
+/// The observations of `mis` as the export's controller sees them (its MI clock: warm-up MIs
+/// unrecorded, probe rules applied), after checking that `checkpoint` is the model `policy` was
+/// exported from: the same observation length and the same mean actions on every one of them.
 fn same_model_inputs(
     checkpoint: &crate::actor::LoadedPolicy,
-    policy: &mocc_policy::Policy,
+    policy: &Arc<mocc_policy::Policy>,
     mis: &[mocc_policy::MonitorInterval],
     objective: [f64; 3],
 ) -> Result<Vec<Vec<f32>>, mocc_gym::ScenarioError> {
@@ -214,25 +213,52 @@ fn same_model_inputs(
             policy.obs_len()
         )));
     }
-    let mut builder = policy.observation_builder();
+    let observations = controller_observations(policy, objective, mis)?;
     let w = objective.map(|v| v as f32);
     let mut ws = policy.workspace();
-    let mut observations = Vec::with_capacity(mis.len());
-    for (k, mi) in mis.iter().enumerate() {
-        builder.record(mi);
-        let obs = builder.observation().to_vec();
-        let exported = policy.mean_action(&obs, &w, &mut ws);
-        let trained = checkpoint.act(&obs, &w)[0];
+    for (k, obs) in observations.iter().enumerate() {
+        let exported = policy.mean_action(obs, &w, &mut ws);
+        let trained = checkpoint.act(obs, &w)[0];
         if (exported - trained).abs().is_nan() || (exported - trained).abs() > SAME_MODEL_TOLERANCE
         {
             return Err(mismatch(format!(
                 "at MI {k} the export acts {exported} and the checkpoint {trained}"
             )));
         }
-        observations.push(obs);
     }
     Ok(observations)
 }
+
+/// The observation a [`mocc_policy::Controller`] of `policy`, reset as [`bench_policy`] resets
+/// it, holds after each of `mis`.
+fn controller_observations(
+    policy: &Arc<mocc_policy::Policy>,
+    objective: [f64; 3],
+    mis: &[mocc_policy::MonitorInterval],
+) -> Result<Vec<Vec<f32>>, mocc_gym::ScenarioError> {
+    let mut controller = bench_controller(policy, objective)?;
+    Ok(mis
+        .iter()
+        .map(|mi| {
+            controller.on_monitor_interval(mi);
+            controller.observation().to_vec()
+        })
+        .collect())
+}
+
+/// A controller of `policy` deciding for `objective`, reset at [`BENCH_START_RATE_PPS`].
+fn bench_controller(
+    policy: &Arc<mocc_policy::Policy>,
+    objective: [f64; 3],
+) -> Result<mocc_policy::Controller, mocc_gym::ScenarioError> {
+    let mut controller = mocc_policy::Controller::new(policy.clone(), objective)
+        .map_err(|e| mocc_gym::ScenarioError::invalid("default_objective", e.to_string()))?;
+    controller.reset(BENCH_START_RATE_PPS);
+    Ok(controller)
+}
+
+/// The rate (packets/s) the benchmarked controller starts from.
+const BENCH_START_RATE_PPS: f64 = 100.0;
 
 /// Median nanoseconds per batch-1 decision of a checkpoint on `observations`.
 fn time_checkpoint(
@@ -256,4 +282,35 @@ fn time_checkpoint(
     std::hint::black_box(sink);
     per_repeat.sort_by(f64::total_cmp);
     per_repeat[per_repeat.len() / 2]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The libtorch side is timed on what the controller sees: its warm-up MIs (two in the
+    /// shipped export) leave the history empty, as a deployed controller's do.
+    #[test]
+    fn compared_observations_are_the_controllers() {
+        let shipped =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
+        let policy = Arc::new(mocc_policy::Policy::load(&shipped).expect("shipped export"));
+        assert_eq!(crate::export::export_scenario(&policy).warmup_mis, 2);
+        let mis = record_policy_mis(&policy, 20, 3).expect("recorded MIs");
+        let objective = policy.spec().default_objective;
+        let observations = controller_observations(&policy, objective, &mis).expect("observations");
+        assert_eq!(observations.len(), mis.len());
+        let fresh = bench_controller(&policy, objective).expect("controller");
+        assert_eq!(
+            observations[0],
+            fresh.observation(),
+            "after the first warm-up MI"
+        );
+        assert_eq!(observations[1], fresh.observation(), "after the second");
+        assert_ne!(
+            observations[2],
+            fresh.observation(),
+            "the first recorded MI"
+        );
+    }
 }
