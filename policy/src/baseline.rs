@@ -140,7 +140,17 @@ pub struct PathEstimate {
     /// newest delivery when none is that recent) or of the whole connection for
     /// `connection_min`; 0 before any packet was delivered.
     pub peak_delivery_pps: f64,
+    /// The lowest MI mean latency (s) of the last [`RECENT_LATENCY_WINDOW_S`] (the newest
+    /// MI with RTT samples when none is that recent), whatever the baseline's mode and
+    /// restarts; 0 before any RTT sample.
+    pub recent_min_latency_s: f64,
 }
+
+/// Length (s) of the window [`PathEstimate::recent_min_latency_s`] spans: longer than a
+/// base-RTT probe's interval and the probe (3 s and 4 MIs in the probe configs of
+/// docs/shared-links.md), in which flows that yield to delay empty a queue they share; a
+/// queue still there after it is held by a sender that does not, or is a higher base RTT.
+pub const RECENT_LATENCY_WINDOW_S: f64 = 5.0;
 
 /// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI,
 /// and the peak delivery rate over the window's length (a restart clears only the latencies).
@@ -169,6 +179,10 @@ pub struct LatencyBaseline {
     /// samples, so that the baseline is never left without one mid-connection.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     restart_pending: bool,
+    /// (MI end, MI mean latency) of the last [`RECENT_LATENCY_WINDOW_S`], in every mode, when
+    /// a feature reads it ([`LatencyBaseline::tracking_recent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    recent: Option<MinWindow>,
 }
 
 impl LatencyBaseline {
@@ -184,7 +198,15 @@ impl LatencyBaseline {
             last_latency_s: None,
             restarted_in_back_off: false,
             restart_pending: false,
+            recent: None,
         }
+    }
+
+    /// The same baseline keeping the recent minimum latency too
+    /// ([`PathEstimate::recent_min_latency_s`], otherwise 0).
+    pub fn tracking_recent(mut self) -> Self {
+        self.recent = Some(MinWindow::default());
+        self
     }
 
     /// Forgets everything (a new connection).
@@ -196,6 +218,9 @@ impl LatencyBaseline {
         self.last_latency_s = None;
         self.restarted_in_back_off = false;
         self.restart_pending = false;
+        if let Some(recent) = &mut self.recent {
+            recent.clear();
+        }
     }
 
     /// Forgets the latency samples (not the delivery peak) at the next MI with RTT samples,
@@ -231,6 +256,11 @@ impl LatencyBaseline {
         PathEstimate {
             baseline_s: self.current(),
             peak_delivery_pps: self.peak_delivery_pps(),
+            recent_min_latency_s: self
+                .recent
+                .as_ref()
+                .and_then(MinWindow::extreme)
+                .unwrap_or(0.0),
         }
     }
 
@@ -244,6 +274,7 @@ impl LatencyBaseline {
     /// when `may_restart` (base-RTT probes that keep restarts to their own MIs).
     pub fn observe_with(&mut self, mi: &MonitorInterval, may_restart: bool) -> PathEstimate {
         self.apply_pending_restart(mi);
+        self.push_recent(mi);
         match self.mode {
             BaselineMode::ConnectionMin => {
                 self.conn_peak_pps = self.conn_peak_pps.max(mi.throughput_pps());
@@ -303,6 +334,18 @@ impl LatencyBaseline {
             BaselineMode::ConnectionMin => self.conn_peak_pps,
             _ => self.deliveries.extreme().unwrap_or(0.0),
         }
+    }
+
+    /// Adds the MI's mean latency (when it has samples) to the recent window.
+    fn push_recent(&mut self, mi: &MonitorInterval) {
+        let Some(recent) = &mut self.recent else {
+            return;
+        };
+        let latency = mi.avg_latency_s();
+        if latency > 0.0 {
+            recent.push(mi.send_end_s, latency);
+        }
+        recent.expire(mi.send_end_s, RECENT_LATENCY_WINDOW_S);
     }
 
     /// Adds the MI's mean latency (when it has samples) to the window of the last `seconds`.
@@ -387,6 +430,45 @@ mod tests {
             b.observe(&mi(3.0, 4.0, 10.0, 10.0, &[0.1]));
             assert_eq!(b.current(), 0.09, "{mode:?}: once");
         }
+    }
+
+    /// The recent minimum spans the last 5 s in every mode, whatever the baseline does.
+    #[test]
+    fn the_recent_minimum_spans_the_last_five_seconds_whatever_the_baseline_does() {
+        let mut untracked = drain_aware(3600.0);
+        let mut b = drain_aware(3600.0).tracking_recent();
+        assert_eq!(b.estimate().recent_min_latency_s, 0.0, "before any sample");
+        untracked.observe(&mi(0.0, 1.0, 100.0, 100.0, &[0.04]));
+        assert_eq!(
+            untracked.estimate().recent_min_latency_s,
+            0.0,
+            "not tracked"
+        );
+        // 40 ms at 1 s, then a queue of 60 ms more from 2 s on: the baseline keeps 40 ms, and
+        // so does the recent minimum until the 40 ms sample is over 5 s old.
+        b.observe(&mi(0.0, 1.0, 100.0, 100.0, &[0.04]));
+        for k in 1..=5 {
+            let at = f64::from(k);
+            let e = b.observe(&mi(at, at + 1.0, 100.0, 100.0, &[0.1]));
+            assert_eq!((e.baseline_s, e.recent_min_latency_s), (0.04, 0.04), "{k}");
+        }
+        // At 6.5 s the 40 ms sample (1 s) is 5.5 s old: 100 ms is the recent minimum.
+        let e = b.observe(&mi(6.0, 6.5, 100.0, 100.0, &[0.1]));
+        assert_eq!((e.baseline_s, e.recent_min_latency_s), (0.04, 0.1));
+        // A restart moves the baseline, not the recent minimum; an MI without samples keeps
+        // the newest sample; a reset forgets it.
+        b.restart();
+        let e = b.observe(&mi(6.5, 7.0, 100.0, 100.0, &[0.12]));
+        assert_eq!((e.baseline_s, e.recent_min_latency_s), (0.12, 0.1));
+        let e = b.observe(&mi(7.0, 20.0, 100.0, 0.0, &[]));
+        assert_eq!(e.recent_min_latency_s, 0.12);
+        b.reset();
+        assert_eq!(b.estimate().recent_min_latency_s, 0.0);
+        // In connection_min mode too.
+        let mut c = LatencyBaseline::new(BaselineMode::ConnectionMin, D).tracking_recent();
+        c.observe(&mi(0.0, 1.0, 10.0, 10.0, &[0.04]));
+        let e = c.observe(&mi(1.0, 6.5, 10.0, 10.0, &[0.08]));
+        assert_eq!((e.baseline_s, e.recent_min_latency_s), (0.04, 0.08));
     }
 
     fn drain_aware(seconds: f64) -> LatencyBaseline {

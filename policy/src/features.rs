@@ -88,6 +88,12 @@ pub enum Feature {
     /// recently gave; at the floor after a fall it reads far below 1, where every Aurora
     /// feature reads as at a path's capacity.
     PeakDeliveryRatio,
+    /// `recent min ratio` (not in Aurora): the lowest MI mean latency of the last 5 s
+    /// ([`crate::baseline::RECENT_LATENCY_WINDOW_S`]) over the latency baseline (1 before any
+    /// RTT sample). Near 1 when a queue drained within the window (flows that yield to delay
+    /// empty theirs in a base-RTT probe), above 1 when one stood through it (a loss-based
+    /// competitor's, or a base-RTT step the baseline has not taken).
+    RecentMinRatio,
 }
 
 /// Errors naming a feature list entry.
@@ -106,7 +112,7 @@ pub enum FeatureError {
 
 impl Feature {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feature; 13] = [
+    pub const ALL: [Feature; 14] = [
         Feature::SendRate,
         Feature::RecvRate,
         Feature::SendDur,
@@ -120,6 +126,7 @@ impl Feature {
         Feature::LatencyRatio,
         Feature::SendRatio,
         Feature::PeakDeliveryRatio,
+        Feature::RecentMinRatio,
     ];
 
     /// Aurora's name of the feature.
@@ -138,6 +145,7 @@ impl Feature {
             Feature::LatencyRatio => "latency ratio",
             Feature::SendRatio => "send ratio",
             Feature::PeakDeliveryRatio => "peak delivery ratio",
+            Feature::RecentMinRatio => "recent min ratio",
         }
     }
 
@@ -186,6 +194,13 @@ impl Feature {
             Feature::PeakDeliveryRatio => {
                 if path.peak_delivery_pps > 0.0 {
                     mi.send_rate_pps() / path.peak_delivery_pps
+                } else {
+                    1.0
+                }
+            }
+            Feature::RecentMinRatio => {
+                if path.recent_min_latency_s > 0.0 && baseline_s > 0.0 {
+                    path.recent_min_latency_s / baseline_s
                 } else {
                     1.0
                 }
@@ -320,6 +335,7 @@ mod tests {
         PathEstimate {
             baseline_s,
             peak_delivery_pps: 0.0,
+            recent_min_latency_s: 0.0,
         }
     }
 
@@ -395,11 +411,32 @@ mod tests {
         let path = PathEstimate {
             baseline_s: 0.1,
             peak_delivery_pps: 80.0,
+            recent_min_latency_s: 0.0,
         };
         let f = Feature::PeakDeliveryRatio;
         assert!((f.value(&m, &path, A) - 0.25).abs() < 1e-12);
         // No delivery yet: 1, as send ratio without acknowledgements.
         assert_eq!(f.value(&m, &at(0.1), A), 1.0);
         assert_eq!("peak delivery ratio".parse::<Feature>(), Ok(f));
+    }
+
+    #[test]
+    fn recent_min_ratio_by_hand() {
+        let f = Feature::RecentMinRatio;
+        let m = mi(0.0, 0.5, 10.0, 5.0, &[0.15]);
+        // The lowest latency of the last 5 s is 60 ms over a 40 ms baseline: 1.5.
+        let path = PathEstimate {
+            recent_min_latency_s: 0.06,
+            ..at(0.04)
+        };
+        assert!((f.value(&m, &path, D) - 1.5).abs() < 1e-12);
+        // Before any RTT sample, or without a baseline: 1.
+        assert_eq!(f.value(&m, &at(0.04), D), 1.0);
+        let no_baseline = PathEstimate {
+            recent_min_latency_s: 0.06,
+            ..at(0.0)
+        };
+        assert_eq!(f.value(&m, &no_baseline, A), 1.0);
+        assert_eq!("recent min ratio".parse::<Feature>(), Ok(f));
     }
 }

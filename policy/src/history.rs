@@ -1,7 +1,7 @@
 //! The observation a policy sees: the feature rows of the last `eta` MIs, oldest first.
 
 use crate::baseline::{BaselineMode, LatencyBaseline};
-use crate::features::{FeatureSet, MetricsVersion};
+use crate::features::{Feature, FeatureSet, MetricsVersion};
 use crate::mi::MonitorInterval;
 use serde::{Deserialize, Serialize};
 
@@ -94,12 +94,16 @@ impl ObservationBuilder {
         version: MetricsVersion,
     ) -> Self {
         let history_len = history_len.max(1);
+        let mut baseline = LatencyBaseline::new(mode, version);
+        if features.features().contains(&Feature::RecentMinRatio) {
+            baseline = baseline.tracking_recent();
+        }
         let mut builder = Self {
             rows: vec![0.0; history_len * features.len()],
             features,
             version,
             history_len,
-            baseline: LatencyBaseline::new(mode, version),
+            baseline,
         };
         builder.reset();
         builder
