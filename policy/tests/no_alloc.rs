@@ -70,8 +70,21 @@ fn intervals() -> Vec<MonitorInterval> {
 
 /// A controller over a random policy with the given latency baseline.
 fn controller(preference: bool, baseline: BaselineMode) -> Controller {
+    controller_reading(preference, baseline, None)
+}
+
+/// [`controller`], reading `features` in place of the random policy's (as many).
+fn controller_reading(
+    preference: bool,
+    baseline: BaselineMode,
+    features: Option<&[&str]>,
+) -> Controller {
     let (mut spec, tensors) = common::random_policy(preference, 9);
     spec.observation.config.latency_baseline = baseline;
+    if let Some(names) = features {
+        spec.observation.config.features =
+            mocc_policy::FeatureSet::from_names(names).expect("known features");
+    }
     let policy = Policy::from_parts(spec, &tensors, Path::new("mem"), Path::new("mem"))
         .expect("valid policy");
     Controller::new(policy, [0.5, 0.3, 0.2]).unwrap()
@@ -133,8 +146,18 @@ fn windowed_baselines_allocate_nothing_once_a_reset_kept_their_capacity() {
             drain_fraction: 0.5,
         },
     ];
-    for baseline in windowed {
-        let mut c = controller(false, baseline);
+    // The recent minimum of `recent min ratio` is a window too, in any mode.
+    let recent = [
+        "sent latency inflation",
+        "latency ratio",
+        "recent min ratio",
+    ];
+    let cases = windowed
+        .into_iter()
+        .map(|b| (b, None))
+        .chain([(BaselineMode::ConnectionMin, Some(&recent[..]))]);
+    for (baseline, features) in cases {
+        let mut c = controller_reading(false, baseline, features);
         // A first connection grows the windows (0.5 s of 30 ms MIs, expiring as time goes on)
         // and restarts the drain-aware one in its back-off.
         c.reset(100.0);
@@ -150,7 +173,7 @@ fn windowed_baselines_allocate_nothing_once_a_reset_kept_their_capacity() {
                 last = c.on_monitor_interval(mi);
             }
         });
-        assert_eq!(n, 0, "{baseline:?}: {n} allocations");
+        assert_eq!(n, 0, "{baseline:?}, {features:?}: {n} allocations");
         assert!(last > 0.0);
     }
 }
