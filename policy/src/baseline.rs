@@ -142,18 +142,20 @@ pub struct PathEstimate {
     pub peak_delivery_pps: f64,
     /// The lowest MI mean latency (s) of the last [`RECENT_LATENCY_WINDOW_S`] (the newest
     /// MI with RTT samples when none is that recent), whatever the baseline's mode and
-    /// restarts; 0 before any RTT sample.
+    /// restarts; 0 before any RTT sample, and when not kept ([`LatencyBaseline::tracking_recent`]).
     pub recent_min_latency_s: f64,
 }
 
 /// Length (s) of the window [`PathEstimate::recent_min_latency_s`] spans: longer than a
-/// base-RTT probe's interval and the probe (3 s and 4 MIs in the probe configs of
-/// docs/shared-links.md), in which flows that yield to delay empty a queue they share; a
+/// base-RTT probe's interval and the probe (3 s and 4 MIs in pbq3's probes, the gated probes
+/// of docs/shared-links.md), in which flows that yield to delay empty a queue they share; a
 /// queue still there after it is held by a sender that does not, or is a higher base RTT.
 pub const RECENT_LATENCY_WINDOW_S: f64 = 5.0;
 
 /// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI,
-/// and the peak delivery rate over the window's length (a restart clears only the latencies).
+/// the peak delivery rate over the window's length, and, for `recent min ratio`, the minimum
+/// latency of the last [`RECENT_LATENCY_WINDOW_S`] (a restart clears only the baseline's
+/// latencies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyBaseline {
     mode: BaselineMode,
@@ -203,9 +205,9 @@ impl LatencyBaseline {
     }
 
     /// The same baseline keeping the recent minimum latency too
-    /// ([`PathEstimate::recent_min_latency_s`], otherwise 0).
+    /// ([`PathEstimate::recent_min_latency_s`], otherwise 0); a window it keeps already stays.
     pub fn tracking_recent(mut self) -> Self {
-        self.recent = Some(MinWindow::default());
+        self.recent.get_or_insert_with(MinWindow::default);
         self
     }
 
@@ -223,9 +225,10 @@ impl LatencyBaseline {
         }
     }
 
-    /// Forgets the latency samples (not the delivery peak) at the next MI with RTT samples,
-    /// which then sets the baseline, as a drained MI of the drain-aware mode does (and counts as
-    /// this back-off's restart). Until that MI the baseline stands.
+    /// Forgets the baseline's latency samples (not the delivery peak nor the recent minimum) at
+    /// the next MI with RTT samples, which then sets the baseline, as a drained MI of the
+    /// drain-aware mode does (and counts as this back-off's restart). Until that MI the
+    /// baseline stands.
     pub fn restart(&mut self) {
         self.restart_pending = true;
     }

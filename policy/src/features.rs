@@ -55,7 +55,8 @@ impl MetricsVersion {
     }
 }
 
-/// One observation feature, named as in Aurora (`peak delivery ratio` is ours).
+/// One observation feature, named as in Aurora (`peak delivery ratio` and `recent min ratio`
+/// are ours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Feature {
     /// `send rate`: bits/s sent, scaled by 1e-7.
@@ -92,7 +93,8 @@ pub enum Feature {
     /// ([`crate::baseline::RECENT_LATENCY_WINDOW_S`]) over the latency baseline (1 before any
     /// RTT sample). Near 1 when a queue drained within the window (flows that yield to delay
     /// empty theirs in a base-RTT probe), above 1 when one stood through it (a loss-based
-    /// competitor's, or a base-RTT step the baseline has not taken).
+    /// competitor's, or a base-RTT step the baseline has not taken), below 1 when the baseline
+    /// rose within it (a restart, or a windowed baseline shorter than 5 s).
     RecentMinRatio,
 }
 
@@ -267,6 +269,12 @@ impl FeatureSet {
             }
         }
         Ok(Self { features })
+    }
+
+    /// Whether a feature reads the recent minimum latency ([`Feature::RecentMinRatio`]), which
+    /// the latency baseline then keeps.
+    pub fn reads_recent_latency(&self) -> bool {
+        self.features.contains(&Feature::RecentMinRatio)
     }
 
     /// Parses Aurora names.

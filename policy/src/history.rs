@@ -1,7 +1,7 @@
 //! The observation a policy sees: the feature rows of the last `eta` MIs, oldest first.
 
 use crate::baseline::{BaselineMode, LatencyBaseline};
-use crate::features::{Feature, FeatureSet, MetricsVersion};
+use crate::features::{FeatureSet, MetricsVersion};
 use crate::mi::MonitorInterval;
 use serde::{Deserialize, Serialize};
 
@@ -77,12 +77,36 @@ impl ObservationConfig {
 /// A new connection's history holds `eta` empty MIs (Aurora's `SenderHistory`), whose rows are
 /// the features of an empty interval under the empty baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SavedBuilder")]
 pub struct ObservationBuilder {
     features: FeatureSet,
     version: MetricsVersion,
     history_len: usize,
     baseline: LatencyBaseline,
     rows: Vec<f32>,
+}
+
+/// An [`ObservationBuilder`] as saved, before [`ObservationBuilder::baseline_for`] holds its
+/// baseline to what its features read.
+#[derive(Deserialize)]
+struct SavedBuilder {
+    features: FeatureSet,
+    version: MetricsVersion,
+    history_len: usize,
+    baseline: LatencyBaseline,
+    rows: Vec<f32>,
+}
+
+impl From<SavedBuilder> for ObservationBuilder {
+    fn from(saved: SavedBuilder) -> Self {
+        Self {
+            baseline: Self::baseline_for(&saved.features, saved.baseline),
+            features: saved.features,
+            version: saved.version,
+            history_len: saved.history_len,
+            rows: saved.rows,
+        }
+    }
 }
 
 impl ObservationBuilder {
@@ -94,10 +118,7 @@ impl ObservationBuilder {
         version: MetricsVersion,
     ) -> Self {
         let history_len = history_len.max(1);
-        let mut baseline = LatencyBaseline::new(mode, version);
-        if features.features().contains(&Feature::RecentMinRatio) {
-            baseline = baseline.tracking_recent();
-        }
+        let baseline = Self::baseline_for(&features, LatencyBaseline::new(mode, version));
         let mut builder = Self {
             rows: vec![0.0; history_len * features.len()],
             features,
@@ -107,6 +128,16 @@ impl ObservationBuilder {
         };
         builder.reset();
         builder
+    }
+
+    /// `baseline`, keeping what `features` read (the recent minimum latency of `recent min
+    /// ratio`).
+    fn baseline_for(features: &FeatureSet, baseline: LatencyBaseline) -> LatencyBaseline {
+        if features.reads_recent_latency() {
+            baseline.tracking_recent()
+        } else {
+            baseline
+        }
     }
 
     /// Starts a new connection: empty baseline, history of empty MIs.
@@ -211,5 +242,60 @@ mod tests {
         assert_eq!(b.last_row(), &[0.2, 2.0]);
         b.reset();
         assert_eq!(b.observation(), &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
+    }
+
+    /// A builder reading `recent min ratio` keeps the recent window through a save and load,
+    /// and one loaded without it (hand-written JSON) keeps one from then on; a builder that
+    /// does not read it saves none.
+    #[test]
+    fn the_recent_window_survives_a_save_and_is_kept_when_a_save_lacks_it() {
+        let mi = |end: f64, rtt: f64| MonitorInterval {
+            bytes_sent: 10.0 * BYTES_PER_PACKET,
+            bytes_acked: 10.0 * BYTES_PER_PACKET,
+            send_start_s: end - 1.0,
+            send_end_s: end,
+            recv_start_s: end - 1.0,
+            recv_end_s: end,
+            rtt: RttSummary::from_samples(&[rtt]),
+            ..Default::default()
+        };
+        let reads = FeatureSet::new(vec![Feature::RecentMinRatio]).unwrap();
+        let mut b = ObservationBuilder::new(
+            reads,
+            1,
+            BaselineMode::ConnectionMin,
+            MetricsVersion::Delivered,
+        );
+        // 40 ms, then 80 ms for 6 s: the 40 ms sample leaves the window, the baseline keeps it.
+        b.record(&mi(1.0, 0.04));
+        for end in 2..=7 {
+            b.record(&mi(f64::from(end), 0.08));
+        }
+        assert_eq!(b.last_row(), &[2.0]);
+        let saved = serde_json::to_value(&b).unwrap();
+        assert_eq!(
+            saved["baseline"]["recent"],
+            serde_json::json!([[7.0, 0.08]])
+        );
+        let loaded: ObservationBuilder = serde_json::from_value(saved.clone()).unwrap();
+        assert_eq!(loaded, b);
+        // Without the window in the save: kept again from the next MI on.
+        let mut lacking = saved;
+        lacking["baseline"]
+            .as_object_mut()
+            .unwrap()
+            .remove("recent");
+        let mut loaded: ObservationBuilder = serde_json::from_value(lacking).unwrap();
+        loaded.record(&mi(8.0, 0.1));
+        assert_eq!(loaded.last_row(), &[2.5]);
+        // A builder without the feature saves no window.
+        let plain = ObservationBuilder::new(
+            FeatureSet::aurora(),
+            1,
+            BaselineMode::ConnectionMin,
+            MetricsVersion::Delivered,
+        );
+        let saved = serde_json::to_value(&plain).unwrap();
+        assert!(saved["baseline"].get("recent").is_none(), "{saved}");
     }
 }

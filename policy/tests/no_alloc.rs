@@ -137,6 +137,28 @@ fn full_rate_then_back_off(start_s: f64) -> Vec<MonitorInterval> {
         .collect()
 }
 
+/// Two connections over `mis_from(start_s)`: the first grows the controller's windows, the
+/// second, with its own times, is counted. Returns its allocations and the controller.
+fn second_connection_allocations(
+    mut c: Controller,
+    mis_from: impl Fn(f64) -> Vec<MonitorInterval>,
+) -> (u64, Controller) {
+    c.reset(100.0);
+    for mi in &mis_from(0.0) {
+        c.on_monitor_interval(mi);
+    }
+    let mis = mis_from(20.0);
+    let mut last = 0.0;
+    let n = allocations_during(|| {
+        c.reset(100.0);
+        for mi in &mis {
+            last = c.on_monitor_interval(mi);
+        }
+    });
+    assert!(last > 0.0);
+    (n, c)
+}
+
 #[test]
 fn windowed_baselines_allocate_nothing_once_a_reset_kept_their_capacity() {
     let windowed = [
@@ -146,34 +168,47 @@ fn windowed_baselines_allocate_nothing_once_a_reset_kept_their_capacity() {
             drain_fraction: 0.5,
         },
     ];
-    // The recent minimum of `recent min ratio` is a window too, in any mode.
-    let recent = [
+    for baseline in windowed {
+        // The first connection grows the windows (0.5 s of 30 ms MIs, expiring as time goes
+        // on) and restarts the drain-aware one in its back-off.
+        let (n, _) =
+            second_connection_allocations(controller(false, baseline), full_rate_then_back_off);
+        assert_eq!(n, 0, "{baseline:?}: {n} allocations");
+    }
+}
+
+/// 200 MIs of 30 ms whose RTT rises by 0.1 ms each, times continuing from `start_s`: every
+/// sample of the last 5 s stays in a minimum window, and the oldest expire.
+fn rising_rtt(start_s: f64) -> Vec<MonitorInterval> {
+    (0..200)
+        .map(|k| {
+            let t = start_s + k as f64 * 0.03;
+            MonitorInterval {
+                bytes_sent: 10.0 * BYTES_PER_PACKET,
+                bytes_acked: 10.0 * BYTES_PER_PACKET,
+                bytes_lost: 0.0,
+                send_start_s: t,
+                send_end_s: t + 0.03,
+                recv_start_s: t,
+                recv_end_s: t + 0.03,
+                rtt: RttSummary::from_samples(&[0.06 + 1e-4 * k as f64]),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_recent_minimum_allocates_nothing_once_a_reset_kept_its_capacity() {
+    let features = [
         "sent latency inflation",
         "latency ratio",
         "recent min ratio",
     ];
-    let cases = windowed
-        .into_iter()
-        .map(|b| (b, None))
-        .chain([(BaselineMode::ConnectionMin, Some(&recent[..]))]);
-    for (baseline, features) in cases {
-        let mut c = controller_reading(false, baseline, features);
-        // A first connection grows the windows (0.5 s of 30 ms MIs, expiring as time goes on)
-        // and restarts the drain-aware one in its back-off.
-        c.reset(100.0);
-        for mi in &full_rate_then_back_off(0.0) {
-            c.on_monitor_interval(mi);
-        }
-        // The next connection, with its own times, allocates nothing.
-        let mis = full_rate_then_back_off(10.0);
-        let mut last = 0.0;
-        let n = allocations_during(|| {
-            c.reset(100.0);
-            for mi in &mis {
-                last = c.on_monitor_interval(mi);
-            }
-        });
-        assert_eq!(n, 0, "{baseline:?}, {features:?}: {n} allocations");
-        assert!(last > 0.0);
-    }
+    let c = controller_reading(false, BaselineMode::ConnectionMin, Some(&features));
+    let (n, c) = second_connection_allocations(c, rising_rtt);
+    assert_eq!(n, 0, "{n} allocations");
+    // After 6 s the recent minimum is the RTT of 5 s before the last MI, above the 60 ms
+    // baseline: the window is kept and read.
+    let recent_min_ratio = *c.observation().last().unwrap();
+    assert!(recent_min_ratio > 1.05, "{recent_min_ratio}");
 }

@@ -188,8 +188,8 @@ pub fn bench_policy(
 /// inputs for them to count as one model (float32 forward passes on two runtimes).
 const SAME_MODEL_TOLERANCE: f32 = 1e-3;
 
-/// The observations of `mis` as the export's controller sees them (its MI clock: warm-up MIs
-/// unrecorded, probe rules applied), after checking that `checkpoint` is the model `policy` was
+/// The observations a controller of the export holds after each of `mis`, decision or not (its
+/// MI clock: warm-up MIs unrecorded, probe rules applied), after checking that `checkpoint` is the model `policy` was
 /// exported from: the same observation length and the same mean actions on every one of them.
 fn same_model_inputs(
     checkpoint: &crate::actor::LoadedPolicy,
@@ -288,17 +288,19 @@ fn time_checkpoint(
 mod tests {
     use super::*;
 
-    /// The libtorch side is timed on what the controller sees: its warm-up MIs (two in the
-    /// shipped export) leave the history empty, as a deployed controller's do.
+    /// The libtorch side is compared and timed on what the export's controller holds: its
+    /// warm-up MIs (two in the shipped export) leave the history empty, as a deployed
+    /// controller's do.
     #[test]
     fn compared_observations_are_the_controllers() {
-        let shipped =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
+        let shipped = crate::test_exports::shipped_dir();
         let policy = Arc::new(mocc_policy::Policy::load(&shipped).expect("shipped export"));
-        assert_eq!(crate::export::export_scenario(&policy).warmup_mis, 2);
+        assert_eq!(policy.spec().monitor_interval.warmup_mis, 2);
         let mis = record_policy_mis(&policy, 20, 3).expect("recorded MIs");
         let objective = policy.spec().default_objective;
-        let observations = controller_observations(&policy, objective, &mis).expect("observations");
+        // The export loaded as the model to compare: the same actions, whatever the inputs.
+        let model = crate::actor::LoadedPolicy::load(&shipped).expect("shipped model");
+        let observations = same_model_inputs(&model, &policy, &mis, objective).expect("one model");
         assert_eq!(observations.len(), mis.len());
         let fresh = bench_controller(&policy, objective).expect("controller");
         assert_eq!(

@@ -467,9 +467,7 @@ mod tests {
     /// run: no row after its last MI, even with a horizon past that.
     #[test]
     fn the_run_ends_when_the_first_learned_sender_leaves() {
-        let shipped =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
-        let policy = LoadedPolicy::load(&shipped).unwrap();
+        let policy = LoadedPolicy::load(&crate::test_exports::shipped_dir()).unwrap();
         let mut cfg = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0);
         let agent = cfg.senders[0].clone();
         cfg.senders = vec![

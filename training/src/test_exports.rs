@@ -1,13 +1,18 @@
 //! Policy exports the unit tests build from the shipped ones.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The shipped `checkpoints/mocc-paths` export's folder.
+pub fn shipped_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths")
+}
 
 /// The shipped `checkpoints/mocc-paths` export with a base-RTT probe whenever its latency
 /// baseline has stood for 0.5 s, without the quiet-latency trigger (its policy.json with
 /// `action.probe_rtt` added), written to `dir`.
 pub fn probing_export(dir: &Path) -> Arc<mocc_policy::Policy> {
-    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
+    let shipped = shipped_dir();
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
     let text = std::fs::read_to_string(shipped.join("policy.json")).unwrap();
