@@ -339,25 +339,16 @@ impl LatencyBaseline {
         }
     }
 
-    /// Adds the MI's mean latency (when it has samples) to the recent window.
+    /// Adds the MI's mean latency to the recent window, when one is kept.
     fn push_recent(&mut self, mi: &MonitorInterval) {
-        let Some(recent) = &mut self.recent else {
-            return;
-        };
-        let latency = mi.avg_latency_s();
-        if latency > 0.0 {
-            recent.push(mi.send_end_s, latency);
+        if let Some(recent) = &mut self.recent {
+            push_mi_latency(recent, mi, RECENT_LATENCY_WINDOW_S);
         }
-        recent.expire(mi.send_end_s, RECENT_LATENCY_WINDOW_S);
     }
 
-    /// Adds the MI's mean latency (when it has samples) to the window of the last `seconds`.
+    /// Adds the MI's mean latency to the baseline's window of the last `seconds`.
     fn push_latency(&mut self, mi: &MonitorInterval, seconds: f64) {
-        let latency = mi.avg_latency_s();
-        if latency > 0.0 {
-            self.window.push(mi.send_end_s, latency);
-        }
-        self.window.expire(mi.send_end_s, seconds);
+        push_mi_latency(&mut self.window, mi, seconds);
     }
 
     /// Adds the MI's delivery rate (every acknowledged packet over its duration, whatever the
@@ -369,6 +360,16 @@ impl LatencyBaseline {
         }
         self.deliveries.expire(mi.send_end_s, seconds);
     }
+}
+
+/// Adds `mi`'s mean latency (when it has samples) at its end to `window`, which then spans the
+/// last `seconds`.
+fn push_mi_latency(window: &mut MinWindow, mi: &MonitorInterval, seconds: f64) {
+    let latency = mi.avg_latency_s();
+    if latency > 0.0 {
+        window.push(mi.send_end_s, latency);
+    }
+    window.expire(mi.send_end_s, seconds);
 }
 
 #[cfg(test)]

@@ -249,16 +249,7 @@ mod tests {
     /// does not read it saves none.
     #[test]
     fn the_recent_window_survives_a_save_and_is_kept_when_a_save_lacks_it() {
-        let mi = |end: f64, rtt: f64| MonitorInterval {
-            bytes_sent: 10.0 * BYTES_PER_PACKET,
-            bytes_acked: 10.0 * BYTES_PER_PACKET,
-            send_start_s: end - 1.0,
-            send_end_s: end,
-            recv_start_s: end - 1.0,
-            recv_end_s: end,
-            rtt: RttSummary::from_samples(&[rtt]),
-            ..Default::default()
-        };
+        let mi = |end: f64, rtt: f64| crate::mi::test_interval(end - 1.0, end, 10.0, 10.0, &[rtt]);
         let reads = FeatureSet::new(vec![Feature::RecentMinRatio]).unwrap();
         let mut b = ObservationBuilder::new(
             reads,
