@@ -47,6 +47,9 @@ pub struct MiRow {
     pub loss: f64,
     /// Reward of the scenario's kind.
     pub reward: f64,
+    /// Whether the MI belongs to a base-RTT probe (no decision follows it; its reward is the
+    /// one it would have given).
+    pub probe: bool,
     /// The MI's observation row (scaled feature values, in the scenario's feature order).
     #[serde(skip)]
     pub features: Vec<f32>,
@@ -250,11 +253,11 @@ fn run(
             .rev();
         let missing = closed.len() - rows.len();
         let features = std::iter::repeat_n(None, missing).chain(rows.map(Some));
-        for ((info, raw), features) in closed.into_iter().zip(features) {
+        for (closed_mi, features) in closed.into_iter().zip(features) {
             if horizon.reached(sums.mis, last_end_s) {
                 break;
             }
-            let row = mi_row(sums.mis + 1, &info, raw, features, k);
+            let row = mi_row(sums.mis + 1, &closed_mi, features, k);
             sums.add(&row);
             last_end_s = Some(row.time_s);
             sink(&row).map_err(SimulationError::Output)?;
@@ -267,25 +270,33 @@ fn run(
     Ok(sums.report())
 }
 
+/// One MI a step closed: its values, its raw statistics and whether a probe sent it.
+struct ClosedMi {
+    info: StepInfo,
+    raw: MonitorInterval,
+    probe: bool,
+}
+
 /// The first learned sender's MIs a [`Env::step_driving`] closed, in order: its base-RTT
-/// probe's, then the step's, unless the sender left (each with its values and raw statistics).
-fn step_mis(env: &Env) -> Vec<(StepInfo, MonitorInterval)> {
-    let probes = env.slot_probe_mis(0).iter().map(|p| (p.info, p.mi));
-    let step = env
-        .slot_completion(0)
-        .map(|step| (step.info, *env.last_mi(env.slot_sender(0))));
+/// probe's, then the step's, unless the sender left.
+fn step_mis(env: &Env) -> Vec<ClosedMi> {
+    let probes = env.slot_probe_mis(0).iter().map(|p| ClosedMi {
+        info: p.info,
+        raw: p.mi,
+        probe: true,
+    });
+    let step = env.slot_completion(0).map(|step| ClosedMi {
+        info: step.info,
+        raw: *env.last_mi(env.slot_sender(0)),
+        probe: false,
+    });
     probes.chain(step).collect()
 }
 
 /// Row `mi` of a run: the MI's values, its observation row (NaN where the history no longer
 /// holds it) and its raw statistics.
-fn mi_row(
-    mi: usize,
-    info: &StepInfo,
-    raw: MonitorInterval,
-    features: Option<&[f32]>,
-    k: usize,
-) -> MiRow {
+fn mi_row(mi: usize, closed: &ClosedMi, features: Option<&[f32]>, k: usize) -> MiRow {
+    let info = &closed.info;
     MiRow {
         mi,
         time_s: info.time_s,
@@ -298,8 +309,9 @@ fn mi_row(
         mean_rtt_s: info.mean_rtt_s,
         loss: info.loss,
         reward: info.reward,
+        probe: closed.probe,
         features: features.map_or_else(|| vec![f32::NAN; k], <[f32]>::to_vec),
-        raw,
+        raw: closed.raw,
     }
 }
 
@@ -341,13 +353,13 @@ impl ReportSums {
     }
 }
 
-/// Writes the per-MI CSV header: the fixed columns, then one column per feature (spaces
-/// become `_`).
+/// Writes the per-MI CSV header: the fixed columns (`probe` is 1 for a base-RTT probe's MI,
+/// 0 otherwise), then one column per feature (spaces become `_`).
 pub fn write_csv_header<W: Write + ?Sized>(
     out: &mut W,
     feature_names: &[&str],
 ) -> std::io::Result<()> {
-    let mut header = String::from("mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward");
+    let mut header = String::from("mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward,probe");
     for name in feature_names {
         header.push(',');
         header.push_str(&name.replace(' ', "_"));
@@ -359,8 +371,16 @@ pub fn write_csv_header<W: Write + ?Sized>(
 pub fn write_csv_row<W: Write + ?Sized>(out: &mut W, r: &MiRow) -> std::io::Result<()> {
     write!(
         out,
-        "{},{},{},{},{},{},{},{}",
-        r.mi, r.time_s, r.duration_s, r.send_pps, r.thr_pps, r.mean_rtt_s, r.loss, r.reward
+        "{},{},{},{},{},{},{},{},{}",
+        r.mi,
+        r.time_s,
+        r.duration_s,
+        r.send_pps,
+        r.thr_pps,
+        r.mean_rtt_s,
+        r.loss,
+        r.reward,
+        u8::from(r.probe)
     )?;
     for v in &r.features {
         write!(out, ",{v}")?;
@@ -460,6 +480,9 @@ mod tests {
         assert!(runs.len() > 10, "{} probes", runs.len());
         let whole = &runs[..runs.len() - usize::from(*in_probe.last().unwrap())];
         assert!(whole.iter().all(|&n| n == 4), "probe lengths {runs:?}");
+        // The rows that say they are a probe's are those MIs.
+        let flagged: Vec<bool> = rows.iter().map(|r| r.probe).collect();
+        assert_eq!(flagged, in_probe);
         let _ = std::fs::remove_dir_all(dir);
     }
 
