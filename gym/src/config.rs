@@ -262,6 +262,12 @@ pub struct LinkConfig {
     /// Random loss probability on the forward link (Aurora: U(0, 0.05)).
     #[serde(default = "default_loss")]
     pub loss: Range,
+    /// Random loss probability drawn instead of `loss` in the episodes where a classic sender
+    /// (cross traffic) takes part: a loss-based competitor such as Cubic fills the buffer only
+    /// on a path that does not drop its packets at random, as most wired paths do not.
+    /// Absent (the default): `loss` in every episode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_traffic_loss: Option<Range>,
     /// Multiplicative latency noise: each hop's latency is scaled by U(1, 1 + latency_noise).
     /// 0 (the default, as in Aurora's published runs) turns it off.
     #[serde(default)]
@@ -382,6 +388,7 @@ impl Default for LinkConfig {
             delay_s: default_delay(),
             queue_pkts: default_queue(),
             loss: default_loss(),
+            cross_traffic_loss: None,
             latency_noise: 0.0,
             schedule: Vec::new(),
             schedule_period_s: None,
@@ -668,6 +675,15 @@ impl LinkConfig {
         )?;
         self.delay_s.check("link.delay_s", 0.0, true, MAX_DELAY_S)?;
         self.loss.check("link.loss", 0.0, false, 1.0)?;
+        if let Some(loss) = &self.cross_traffic_loss {
+            loss.check("link.cross_traffic_loss", 0.0, false, 1.0)?;
+            if self.schedule.iter().any(|e| e.loss.is_some()) {
+                return Err(ScenarioError::invalid(
+                    "link.cross_traffic_loss",
+                    "cannot be combined with a link.schedule that sets loss",
+                ));
+            }
+        }
         match self.queue_pkts {
             QueueRange::Fixed(q) => {
                 Range::Fixed(q).check("link.queue_pkts", 1.0, false, MAX_QUEUE_PKTS)?;

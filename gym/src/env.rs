@@ -452,6 +452,12 @@ impl Env {
             self.last_mis[i] = MonitorInterval::default();
             self.starts[i] = presence.map(|p| p.0);
         }
+        if self.cross_traffic_takes_part() {
+            if let Some(loss) = scenario.draw_cross_traffic_loss(&mut self.rng) {
+                self.net.link_mut().override_loss(loss);
+                self.episode.loss = loss;
+            }
+        }
         for k in 0..self.slots.len() {
             let slot = &mut self.slots[k];
             slot.steps = 0;
@@ -661,11 +667,21 @@ impl Env {
             reward += cfg.reward_terms.value(&SharingOutcome {
                 delivered_pps: outcome.delivered_pps,
                 fair_share_pps: RewardCapacity::FairShare.of(outcome.capacity_pps, flows),
+                flows,
                 rate_pps: slot.rate_pps,
                 previous_rate_pps: slot.previous_rate_pps,
             });
         }
         (StepInfo::new(mi, &outcome, rate_pps, reward), reward)
+    }
+
+    /// Whether a classic sender takes part in this episode as cross traffic (not one observed
+    /// in a learned sender's place).
+    fn cross_traffic_takes_part(&self) -> bool {
+        let cfg = self.scenario.config();
+        cfg.senders.iter().zip(&self.starts).any(|(sc, start)| {
+            start.is_some() && !sc.observe && sc.controller.classic().is_some()
+        })
     }
 
     /// Senders (learned and classic) taking part at `t`.

@@ -237,6 +237,18 @@ impl Link {
         }
     }
 
+    /// Replaces the random loss probability for the whole episode, in the base parameters and
+    /// in every scheduled step (a schedule that sets loss itself is not combined with this;
+    /// the scenario checks).
+    pub fn override_loss(&mut self, loss: f64) {
+        self.params.loss = loss;
+        if let Some(schedule) = &mut self.schedule {
+            for (_, p) in &mut schedule.steps {
+                p.loss = loss;
+            }
+        }
+    }
+
     /// Parameters in force now (after the last `enter`).
     pub fn params(&self) -> LinkParams {
         self.params

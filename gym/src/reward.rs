@@ -132,6 +132,11 @@ pub fn mocc_reward(o: &MiOutcome, w: &[f64; 3]) -> f64 {
 ///   unused.
 /// - `stability`: `-stability * min(1, |ln(rate / previous rate)|)`: a penalty on rate
 ///   oscillation (Astraea's stability objective).
+///
+/// With `shared_only`, the fair-share and starvation terms count only while another flow
+/// (learned or classic) shares the link, `N >= 2`: a lone flow's fair share is the whole
+/// capacity, where they would penalize the headroom a latency-heavy objective keeps, so its
+/// reward stays its objective's.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RewardTerms {
@@ -144,6 +149,9 @@ pub struct RewardTerms {
     /// Weight of the stability term (>= 0).
     #[serde(default)]
     pub stability: f64,
+    /// Whether the fair-share and starvation terms count only on a shared link.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_only: bool,
 }
 
 /// What the sharing terms look at for one MI.
@@ -153,6 +161,8 @@ pub struct SharingOutcome {
     pub delivered_pps: f64,
     /// Capacity over the number of flows on the link (packets/s).
     pub fair_share_pps: f64,
+    /// Flows (learned and classic) on the link.
+    pub flows: usize,
     /// The pacing rate during the MI and during the one before (packets/s).
     pub rate_pps: f64,
     /// The previous MI's pacing rate (packets/s).
@@ -185,11 +195,12 @@ impl RewardTerms {
     /// The sum of the enabled terms (<= 0).
     pub fn value(&self, o: &SharingOutcome) -> f64 {
         let mut total = 0.0;
-        if self.fair_share > 0.0 && o.fair_share_pps > 0.0 {
+        let sharing = o.fair_share_pps > 0.0 && (o.flows >= 2 || !self.shared_only);
+        if self.fair_share > 0.0 && sharing {
             let off = ((o.delivered_pps - o.fair_share_pps) / o.fair_share_pps).abs();
             total -= self.fair_share * off.min(1.0);
         }
-        if self.starvation > 0.0 && o.fair_share_pps > 0.0 {
+        if self.starvation > 0.0 && sharing {
             let short = 1.0 - o.delivered_pps / o.fair_share_pps;
             total -= self.starvation * short.clamp(0.0, 1.0);
         }
@@ -217,6 +228,7 @@ mod tests {
         let o = SharingOutcome {
             delivered_pps: 150.0,
             fair_share_pps: 200.0,
+            flows: 2,
             rate_pps: 110.0,
             previous_rate_pps: 100.0,
         };
@@ -265,6 +277,38 @@ mod tests {
             ..o
         };
         assert!((starving.value(&silent) + 0.4).abs() < 1e-12);
+        // Shared only: with two flows on the link as before (0.4 * 25% short; the fair-share
+        // term 0.5 * 25% off); alone (the whole 400 pkt/s its share, delivered 300) the two
+        // terms count nothing where they would take 0.4 * 25% and 0.5 * 25%; stability stays.
+        let shared = RewardTerms {
+            fair_share: 0.5,
+            starvation: 0.4,
+            shared_only: true,
+            ..RewardTerms::default()
+        };
+        assert!((shared.value(&o) + 0.1 + 0.125).abs() < 1e-12);
+        let alone = SharingOutcome {
+            delivered_pps: 300.0,
+            fair_share_pps: 400.0,
+            flows: 1,
+            rate_pps: 100.0,
+            ..o
+        };
+        assert_eq!(shared.value(&alone), 0.0);
+        let everywhere = RewardTerms {
+            shared_only: false,
+            ..shared
+        };
+        assert!((everywhere.value(&alone) + 0.1 + 0.125).abs() < 1e-12);
+        let steady = RewardTerms {
+            stability: 0.2,
+            ..shared
+        };
+        let jump = SharingOutcome {
+            rate_pps: 110.0,
+            ..alone
+        };
+        assert!((steady.value(&jump) + 0.2 * 1.1f64.ln()).abs() < 1e-12);
     }
 
     #[test]

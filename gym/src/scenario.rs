@@ -193,6 +193,16 @@ impl Scenario {
         link.with_host_noise(jitter, aggregation)
     }
 
+    /// Draws the random loss of an episode where a classic sender takes part, when the link
+    /// sets one for such episodes (`link.cross_traffic_loss`); draws nothing otherwise.
+    pub fn draw_cross_traffic_loss<R: Rng>(&self, rng: &mut R) -> Option<f64> {
+        self.config
+            .link
+            .cross_traffic_loss
+            .as_ref()
+            .map(|r| sample(r, rng))
+    }
+
     /// Draws an episode's MI timing jitter (a fraction; 0: off).
     pub fn draw_mi_jitter<R: Rng>(&self, rng: &mut R) -> f64 {
         sample(&self.config.mi_jitter, rng)

@@ -70,12 +70,22 @@ fn delay_queue_and_loss_domains() {
     assert_invalid("link: {loss: -0.1}", "link.loss");
     assert_invalid("link: {loss: {min: 0, max: 2}}", "link.loss.max");
     assert_invalid("link: {latency_noise: -1}", "link.latency_noise");
+    assert_invalid("link: {cross_traffic_loss: 1.5}", "link.cross_traffic_loss");
+    assert_invalid(
+        "link: {cross_traffic_loss: {min: 0, max: 2}}",
+        "link.cross_traffic_loss.max",
+    );
+    assert_invalid(
+        "link: {cross_traffic_loss: 0, schedule: [{time_s: 1, loss: 0.1}]}",
+        "link.cross_traffic_loss",
+    );
     // The boundaries themselves are valid.
     for ok in [
         "link: {loss: 0}",
         "link: {loss: 1}",
         "link: {queue_pkts: 1}",
         "link: {bandwidth_pps: {min: 5, max: 5}}",
+        "link: {cross_traffic_loss: 0, schedule: [{time_s: 1, bandwidth_pps: 200}]}",
     ] {
         Scenario::from_yaml_str(ok, Path::new("ok.yaml")).unwrap_or_else(|e| panic!("{ok}: {e}"));
     }

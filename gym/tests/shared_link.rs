@@ -363,3 +363,42 @@ fn the_fair_share_capacity_is_the_link_for_a_lone_flow() {
     };
     assert_eq!(run(lone("fair_share")), run(lone("link")));
 }
+
+/// `link.cross_traffic_loss` replaces the random loss, path changes included, exactly in the
+/// episodes a Cubic flow takes part in; the others keep `loss`.
+#[test]
+fn cross_traffic_episodes_draw_their_own_loss() {
+    let s = scenario(
+        "
+link:
+  bandwidth_pps: 400
+  delay_s: 0.02
+  queue_pkts: 40
+  loss: {min: 0.03, max: 0.05}
+  cross_traffic_loss: {min: 0, max: 0.001}
+  changes: {probability: 1, every_s: {min: 1, max: 3}, bandwidth_factor: {min: 0.5, max: 1.5}}
+senders:
+  - controller: agent
+  - {controller: cubic, probability: 0.5}
+",
+    );
+    let mut env = mocc_gym::Env::new(s, 3, 0);
+    let (mut beside, mut alone) = (0, 0);
+    for episode in 0..200 {
+        env.reset(None);
+        let cubic = env.flows_on_link(1.0) == 2;
+        let loss = env.episode_params().loss;
+        let expected = if cubic { 0.0..=0.001 } else { 0.03..=0.05 };
+        assert!(expected.contains(&loss), "episode {episode}: loss {loss}, Cubic {cubic}");
+        let link = env.network().link();
+        for t in [0.0, 2.5, 7.0, 30.0] {
+            assert_eq!(link.params_at(t).loss, loss, "episode {episode} at {t} s");
+        }
+        if cubic {
+            beside += 1;
+        } else {
+            alone += 1;
+        }
+    }
+    assert!(beside > 60 && alone > 60, "{beside} beside Cubic, {alone} alone");
+}
