@@ -144,6 +144,9 @@ pub struct PathEstimate {
     /// MI with RTT samples when none is that recent), whatever the baseline's mode and
     /// restarts; 0 before any RTT sample, and when not kept ([`LatencyBaseline::tracking_recent`]).
     pub recent_min_latency_s: f64,
+    /// The lowest MI mean latency (s) of the whole connection, whatever the baseline's mode and
+    /// restarts; kept, and 0 before any RTT sample, as `recent_min_latency_s`.
+    pub lowest_latency_s: f64,
 }
 
 /// Length (s) of the window [`PathEstimate::recent_min_latency_s`] spans: longer than a
@@ -185,6 +188,9 @@ pub struct LatencyBaseline {
     /// a feature reads it ([`LatencyBaseline::tracking_recent`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     recent: Option<MinWindow>,
+    /// The connection's lowest MI mean latency (s), kept with `recent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lowest_latency_s: Option<f64>,
 }
 
 impl LatencyBaseline {
@@ -201,11 +207,13 @@ impl LatencyBaseline {
             restarted_in_back_off: false,
             restart_pending: false,
             recent: None,
+            lowest_latency_s: None,
         }
     }
 
-    /// The same baseline keeping the recent minimum latency too
-    /// ([`PathEstimate::recent_min_latency_s`], otherwise 0); a window it keeps already stays.
+    /// The same baseline keeping the recent and the connection's lowest latency too
+    /// ([`PathEstimate::recent_min_latency_s`] and [`PathEstimate::lowest_latency_s`],
+    /// otherwise 0); a window it keeps already stays.
     pub fn tracking_recent(mut self) -> Self {
         self.recent.get_or_insert_with(MinWindow::default);
         self
@@ -223,6 +231,7 @@ impl LatencyBaseline {
         if let Some(recent) = &mut self.recent {
             recent.clear();
         }
+        self.lowest_latency_s = None;
     }
 
     /// Forgets the baseline's latency samples (not the delivery peak nor the recent minimum) at
@@ -264,6 +273,7 @@ impl LatencyBaseline {
                 .as_ref()
                 .and_then(MinWindow::extreme)
                 .unwrap_or(0.0),
+            lowest_latency_s: self.lowest_latency_s.unwrap_or(0.0),
         }
     }
 
@@ -339,10 +349,15 @@ impl LatencyBaseline {
         }
     }
 
-    /// Adds the MI's mean latency to the recent window, when one is kept.
+    /// Adds the MI's mean latency to the recent window and the connection's lowest, when they
+    /// are kept.
     fn push_recent(&mut self, mi: &MonitorInterval) {
         if let Some(recent) = &mut self.recent {
             push_mi_latency(recent, mi, RECENT_LATENCY_WINDOW_S);
+            let latency = mi.avg_latency_s();
+            if latency > 0.0 && self.lowest_latency_s.is_none_or(|l| latency < l) {
+                self.lowest_latency_s = Some(latency);
+            }
         }
     }
 
@@ -466,8 +481,17 @@ mod tests {
         assert_eq!((e.baseline_s, e.recent_min_latency_s), (0.12, 0.1));
         let e = b.observe(&mi(7.0, 20.0, 100.0, 0.0, &[]));
         assert_eq!(e.recent_min_latency_s, 0.12);
+        // The connection's lowest stays 40 ms through the restart and the gap; a reset forgets
+        // it too, and an untracked baseline never had it.
+        assert_eq!(e.lowest_latency_s, 0.04);
+        assert_eq!(untracked.estimate().lowest_latency_s, 0.0);
         b.reset();
         assert_eq!(b.estimate().recent_min_latency_s, 0.0);
+        assert_eq!(b.estimate().lowest_latency_s, 0.0);
+        let e = b.observe(&mi(0.0, 1.0, 100.0, 100.0, &[0.07]));
+        assert_eq!((e.recent_min_latency_s, e.lowest_latency_s), (0.07, 0.07));
+        let e = b.observe(&mi(1.0, 2.0, 100.0, 100.0, &[0.05]));
+        assert_eq!(e.lowest_latency_s, 0.05);
         // In connection_min mode too.
         let mut c = LatencyBaseline::new(BaselineMode::ConnectionMin, D).tracking_recent();
         c.observe(&mi(0.0, 1.0, 10.0, 10.0, &[0.04]));

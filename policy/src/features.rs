@@ -96,6 +96,13 @@ pub enum Feature {
     /// competitor's, or a base-RTT step the baseline has not taken), below 1 when the baseline
     /// rose within it (a restart, or a windowed baseline shorter than 5 s).
     RecentMinRatio,
+    /// `standing latency ratio` (not in Aurora): the lowest MI mean latency of the last 5 s over
+    /// the connection's lowest (1 before any RTT sample), whatever the baseline. Near 1 where
+    /// the queue drains within 5 s (a lone flow, or flows that yield to delay and probe
+    /// together); above 1 where a queue stands through it that the sender's own back-off and
+    /// probes do not drain, as a loss-based competitor's (Copa's test for its competitive
+    /// mode), or after a base-RTT increase.
+    StandingLatencyRatio,
 }
 
 /// Errors naming a feature list entry.
@@ -114,7 +121,7 @@ pub enum FeatureError {
 
 impl Feature {
     /// Every feature, in a fixed order.
-    pub const ALL: [Feature; 14] = [
+    pub const ALL: [Feature; 15] = [
         Feature::SendRate,
         Feature::RecvRate,
         Feature::SendDur,
@@ -129,6 +136,7 @@ impl Feature {
         Feature::SendRatio,
         Feature::PeakDeliveryRatio,
         Feature::RecentMinRatio,
+        Feature::StandingLatencyRatio,
     ];
 
     /// Aurora's name of the feature.
@@ -148,6 +156,7 @@ impl Feature {
             Feature::SendRatio => "send ratio",
             Feature::PeakDeliveryRatio => "peak delivery ratio",
             Feature::RecentMinRatio => "recent min ratio",
+            Feature::StandingLatencyRatio => "standing latency ratio",
         }
     }
 
@@ -203,6 +212,13 @@ impl Feature {
             Feature::RecentMinRatio => {
                 if path.recent_min_latency_s > 0.0 && baseline_s > 0.0 {
                     path.recent_min_latency_s / baseline_s
+                } else {
+                    1.0
+                }
+            }
+            Feature::StandingLatencyRatio => {
+                if path.recent_min_latency_s > 0.0 && path.lowest_latency_s > 0.0 {
+                    path.recent_min_latency_s / path.lowest_latency_s
                 } else {
                     1.0
                 }
@@ -271,10 +287,12 @@ impl FeatureSet {
         Ok(Self { features })
     }
 
-    /// Whether a feature reads the recent minimum latency ([`Feature::RecentMinRatio`]), which
-    /// the latency baseline then keeps.
+    /// Whether a feature reads the recent minimum latency ([`Feature::RecentMinRatio`],
+    /// [`Feature::StandingLatencyRatio`]), which the latency baseline then keeps.
     pub fn reads_recent_latency(&self) -> bool {
-        self.features.contains(&Feature::RecentMinRatio)
+        self.features
+            .iter()
+            .any(|f| matches!(f, Feature::RecentMinRatio | Feature::StandingLatencyRatio))
     }
 
     /// Parses Aurora names.
@@ -344,6 +362,7 @@ mod tests {
             baseline_s,
             peak_delivery_pps: 0.0,
             recent_min_latency_s: 0.0,
+            lowest_latency_s: 0.0,
         }
     }
 
@@ -420,6 +439,7 @@ mod tests {
             baseline_s: 0.1,
             peak_delivery_pps: 80.0,
             recent_min_latency_s: 0.0,
+            lowest_latency_s: 0.0,
         };
         let f = Feature::PeakDeliveryRatio;
         assert!((f.value(&m, &path, A) - 0.25).abs() < 1e-12);
@@ -446,5 +466,24 @@ mod tests {
         };
         assert_eq!(f.value(&m, &no_baseline, A), 1.0);
         assert_eq!("recent min ratio".parse::<Feature>(), Ok(f));
+    }
+
+    #[test]
+    fn standing_latency_ratio_by_hand() {
+        let f = Feature::StandingLatencyRatio;
+        let m = mi(0.0, 0.5, 10.0, 5.0, &[0.15]);
+        // The lowest latency of the last 5 s is 140 ms; the connection's lowest 40 ms: 3.5,
+        // whatever the baseline (here one that followed the queue up to 120 ms).
+        let path = PathEstimate {
+            recent_min_latency_s: 0.14,
+            lowest_latency_s: 0.04,
+            ..at(0.12)
+        };
+        assert!((f.value(&m, &path, D) - 3.5).abs() < 1e-12);
+        // Before any RTT sample: 1.
+        assert_eq!(f.value(&m, &at(0.04), D), 1.0);
+        assert_eq!("standing latency ratio".parse::<Feature>(), Ok(f));
+        let reads = FeatureSet::new(vec![Feature::LatencyRatio, f]).unwrap();
+        assert!(reads.reads_recent_latency());
     }
 }
