@@ -1,12 +1,19 @@
 //! Behaviour pin for refactors: tiny trainings (Aurora, Aurora with reward scaling, MOCC's
 //! landmark schedule, adaptation with requirement replay) must end in checkpoints whose bytes
 //! match the digests recorded in `tests/data/golden.json`, and checkpoints written mid-run by
-//! the code that recorded them (`tests/data/checkpoints-8e046a1`) must resume to the same
-//! digests: old checkpoints keep resuming, bit for bit.
+//! the code of 8e046a1 (`tests/data/checkpoints-8e046a1`) must resume to their recorded digests:
+//! old checkpoints keep resuming, bit for bit. (That a resumed run ends where an uninterrupted
+//! one does is `train_e2e.rs`'s; these checkpoints were written with another machine's
+//! arithmetic, so they end elsewhere under the pinned one.)
 //!
 //! A change that is meant to alter training (new defaults, a different sampler) re-records the
 //! digests with `MOCC_BLESS_GOLDEN=1 cargo test --profile ci -p mocc-training --test golden`
 //! and says so in its commit message; a refactor must leave them untouched.
+//!
+//! The digests are of libtorch's arithmetic, which follows the CPU: MKL and ATen pick AVX-512,
+//! AVX2 or older kernels by what the machine has, and each rounds differently. The tests pin
+//! both to the paths every x86-64 machine runs alike ([`pin_numerics`]), so the recorded digests
+//! hold on any machine, not only on the one that recorded them.
 
 use mocc_training::adaptation::{start_adaptation, AdaptSpec};
 use mocc_training::config::LoadedConfig;
@@ -14,10 +21,29 @@ use mocc_training::trainer::Trainer;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, Once};
 
 /// libtorch's global RNG initializes the weights: build trainers one at a time.
 static TORCH: Mutex<()> = Mutex::new(());
+
+/// Before libtorch's first use in this process: MKL's conditional numerical reproducibility in
+/// its compatible code path (`MKL_CBWR=COMPATIBLE`) and ATen's kernels without vector
+/// extensions (`ATEN_CPU_CAPABILITY=default`). Without them a machine with AVX-512 trains other
+/// bits than one with AVX2 from the same seed. Both are read once, at their first use.
+fn pin_numerics() {
+    static PIN: Once = Once::new();
+    PIN.call_once(|| {
+        std::env::set_var("MKL_CBWR", "COMPATIBLE");
+        std::env::set_var("ATEN_CPU_CAPABILITY", "default");
+    });
+}
+
+/// The lock every test here holds, with the numerics pinned.
+fn torch_lock() -> MutexGuard<'static, ()> {
+    let guard = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    pin_numerics();
+    guard
+}
 
 mod common;
 
@@ -64,9 +90,37 @@ fn digest(ckpt: &Path) -> BTreeMap<String, String> {
     ])
 }
 
-fn recorded() -> BTreeMap<String, BTreeMap<String, String>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);
-    serde_json::from_slice(&std::fs::read(&path).expect("golden digests")).expect("golden json")
+type Digests = BTreeMap<String, BTreeMap<String, String>>;
+
+fn golden_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN)
+}
+
+fn recorded() -> Digests {
+    serde_json::from_slice(&std::fs::read(golden_path()).expect("golden digests"))
+        .expect("golden json")
+}
+
+/// With `MOCC_BLESS_GOLDEN` set, records `got` (keeping the other tests' entries) and returns
+/// true; otherwise checks `got` against the recorded entries of the same names.
+fn bless_or_check(got: &Digests, what: &str) -> bool {
+    if std::env::var_os("MOCC_BLESS_GOLDEN").is_some() {
+        let mut all = recorded();
+        all.extend(got.clone());
+        let text = serde_json::to_string_pretty(&all).expect("serialize") + "\n";
+        std::fs::write(golden_path(), text).expect("write golden digests");
+        return true;
+    }
+    let all = recorded();
+    let want: Digests = got
+        .keys()
+        .map(|k| {
+            let recorded = all.get(k).unwrap_or_else(|| panic!("no digest recorded for {k}"));
+            (k.clone(), recorded.clone())
+        })
+        .collect();
+    assert_eq!(got, &want, "{what}");
+    false
 }
 
 /// Copies a directory tree (a run folder of the fixtures) to `to`.
@@ -108,7 +162,7 @@ fn adapted(from: &Path) -> PathBuf {
 
 #[test]
 fn tiny_runs_match_their_recorded_digests() {
-    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = torch_lock();
     let aurora = train("aurora", &config("tiny.yaml", &[]));
     let scaled = train(
         "scaled",
@@ -116,7 +170,7 @@ fn tiny_runs_match_their_recorded_digests() {
     );
     let mocc = train("mocc", &config("tiny-mocc.yaml", &[]));
     let adapt = adapted(&mocc);
-    let got: BTreeMap<String, BTreeMap<String, String>> = [
+    let got: Digests = [
         ("aurora", &aurora),
         ("aurora-reward-scaling", &scaled),
         ("mocc-landmarks", &mocc),
@@ -125,29 +179,25 @@ fn tiny_runs_match_their_recorded_digests() {
     .into_iter()
     .map(|(k, p)| (k.to_string(), digest(p)))
     .collect();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);
-    if std::env::var_os("MOCC_BLESS_GOLDEN").is_some() {
-        let text = serde_json::to_string_pretty(&got).expect("serialize") + "\n";
-        std::fs::write(&path, text).expect("write golden digests");
-        return;
-    }
-    assert_eq!(
-        got,
-        recorded(),
-        "tiny runs no longer train to the recorded checkpoints"
-    );
+    bless_or_check(&got, "tiny runs no longer train to the recorded checkpoints");
 }
 
 #[test]
 fn checkpoints_of_the_recording_code_resume_to_the_recorded_digests() {
-    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = torch_lock();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/checkpoints-8e046a1");
-    let want = recorded();
-    for (run, key) in [("aurora", "aurora"), ("mocc", "mocc-landmarks")] {
+    let got: Digests = [
+        ("aurora", "aurora-resumed-8e046a1"),
+        ("mocc", "mocc-landmarks-resumed-8e046a1"),
+    ]
+    .into_iter()
+    .map(|(run, key)| {
         let dir = common::temp_dir("golden-resume", run);
         copy_tree(&fixtures.join(run), &dir);
         let mut t = Trainer::resume(&dir).expect("an old checkpoint resumes");
         let end = t.run(None, |_| {}).expect("training").final_checkpoint;
-        assert_eq!(digest(&end), want[key], "{run}: resumed run differs");
-    }
+        (key.to_string(), digest(&end))
+    })
+    .collect();
+    bless_or_check(&got, "old checkpoints no longer resume to the recorded digests");
 }
