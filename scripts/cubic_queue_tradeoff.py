@@ -35,7 +35,10 @@ def point(path):
         sys.exit(f"{path}: no RTT ratio for {NETWORK}")
     if DEEP_BUFFER not in d["friendliness"]:
         sys.exit(f"{path}: no friendliness result for {DEEP_BUFFER}")
-    return statistics.median(rtts), d["friendliness"][DEEP_BUFFER]
+    ratio = d["friendliness"][DEEP_BUFFER]
+    if ratio <= 0:
+        sys.exit(f"{path}: rate ratio {ratio} beside Cubic cannot be drawn on a log scale")
+    return statistics.median(rtts), ratio
 
 
 def main(argv):

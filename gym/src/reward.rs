@@ -133,8 +133,8 @@ pub fn mocc_reward(o: &MiOutcome, w: &[f64; 3]) -> f64 {
 /// - `stability`: `-stability * min(1, |ln(rate / previous rate)|)`: a penalty on rate
 ///   oscillation (Astraea's stability objective).
 ///
-/// With `shared_only`, the fair-share and starvation terms count only while another flow
-/// (learned or classic) shares the link, `N >= 2`: a lone flow's fair share is the whole
+/// With `shared_only`, the fair-share and starvation terms count only while another sender of
+/// any kind is on the link (`N >= 2`, as `N` counts): a lone flow's fair share is the whole
 /// capacity, where they would penalize the headroom a latency-heavy objective keeps, so its
 /// reward stays its objective's.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -161,7 +161,7 @@ pub struct SharingOutcome {
     pub delivered_pps: f64,
     /// Capacity over the number of flows on the link (packets/s).
     pub fair_share_pps: f64,
-    /// Flows (learned and classic) on the link.
+    /// Senders on the link (`N`: learned and any other kind).
     pub flows: usize,
     /// The pacing rate during the MI and during the one before (packets/s).
     pub rate_pps: f64,

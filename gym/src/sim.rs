@@ -447,7 +447,8 @@ impl Network {
         &self.link
     }
 
-    /// The link, mutably (to re-attach shared parts after deserialization).
+    /// The link, mutably (to re-attach shared parts after deserialization, or to set an
+    /// episode's loss).
     pub fn link_mut(&mut self) -> &mut Link {
         &mut self.link
     }

@@ -144,8 +144,9 @@ pub struct PathEstimate {
     /// MI with RTT samples when none is that recent), whatever the baseline's mode and
     /// restarts; 0 before any RTT sample, and when not kept ([`LatencyBaseline::tracking_recent`]).
     pub recent_min_latency_s: f64,
-    /// The lowest MI mean latency (s) of the whole connection, whatever the baseline's mode and
-    /// restarts; kept, and 0 before any RTT sample, as `recent_min_latency_s`.
+    /// The lowest MI mean latency (s) of the whole connection, whatever the baseline's mode.
+    /// Kept only with `recent_min_latency_s` ([`LatencyBaseline::tracking_recent`]); 0 before
+    /// any RTT sample or when not kept; a restart leaves it, a reset clears it.
     pub lowest_latency_s: f64,
 }
 
@@ -156,9 +157,9 @@ pub struct PathEstimate {
 pub const RECENT_LATENCY_WINDOW_S: f64 = 5.0;
 
 /// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI,
-/// the peak delivery rate over the window's length, and, for `recent min ratio`, the minimum
-/// latency of the last [`RECENT_LATENCY_WINDOW_S`] (a restart clears only the baseline's
-/// latencies).
+/// the peak delivery rate over the window's length, and, for `recent min ratio` and `standing
+/// latency ratio`, the minimum latency of the last [`RECENT_LATENCY_WINDOW_S`] and of the
+/// connection (a restart clears only the baseline's latencies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyBaseline {
     mode: BaselineMode,
@@ -234,7 +235,8 @@ impl LatencyBaseline {
         self.lowest_latency_s = None;
     }
 
-    /// Forgets the baseline's latency samples (not the delivery peak nor the recent minimum) at
+    /// Forgets the baseline's latency samples (not the delivery peak, the recent minimum nor the
+    /// connection's lowest) at
     /// the next MI with RTT samples, which then sets the baseline, as a drained MI of the
     /// drain-aware mode does (and counts as this back-off's restart). Until that MI the
     /// baseline stands.

@@ -55,8 +55,8 @@ impl MetricsVersion {
     }
 }
 
-/// One observation feature, named as in Aurora (`peak delivery ratio` and `recent min ratio`
-/// are ours).
+/// One observation feature, named as in Aurora (`peak delivery ratio`, `recent min ratio` and
+/// `standing latency ratio` are ours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Feature {
     /// `send rate`: bits/s sent, scaled by 1e-7.
@@ -98,10 +98,11 @@ pub enum Feature {
     RecentMinRatio,
     /// `standing latency ratio` (not in Aurora): the lowest MI mean latency of the last 5 s over
     /// the connection's lowest (1 before any RTT sample), whatever the baseline. Near 1 where
-    /// the queue drains within 5 s (a lone flow, or flows that yield to delay and probe
-    /// together); above 1 where a queue stands through it that the sender's own back-off and
-    /// probes do not drain, as a loss-based competitor's (Copa's test for its competitive
-    /// mode), or after a base-RTT increase.
+    /// the queue drains within 5 s (a lone flow that backs off or probes, or flows that yield
+    /// to delay and probe together); above 1 where a queue stands through it that the
+    /// sender's own back-off and probes do not drain, as a loss-based competitor's (akin to
+    /// Copa's test for its competitive mode: 5 s here, 5 RTTs in Copa), or after a base-RTT
+    /// increase.
     StandingLatencyRatio,
 }
 

@@ -130,8 +130,8 @@ impl ObservationBuilder {
         builder
     }
 
-    /// `baseline`, keeping what `features` read (the recent minimum latency of `recent min
-    /// ratio`).
+    /// `baseline`, keeping what `features` read (the recent minimum and the connection's lowest
+    /// latency of `recent min ratio` and `standing latency ratio`).
     fn baseline_for(features: &FeatureSet, baseline: LatencyBaseline) -> LatencyBaseline {
         if features.reads_recent_latency() {
             baseline.tracking_recent()

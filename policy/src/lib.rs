@@ -2,9 +2,9 @@
 //!
 //! Everything a sender needs to turn raw monitor-interval (MI) counts into the next sending rate
 //! lives here, so that the simulator used for training (`mocc-gym`) and a deployed controller run
-//! the very same code: MI statistics ([`MonitorInterval`]), Aurora's metrics by name and two of
-//! ours ([`Feature`]), the latency-ratio baseline, peak delivery rate and recent minimum latency
-//! ([`LatencyBaseline`], [`PathEstimate`]), what the agent observes
+//! the very same code: MI statistics ([`MonitorInterval`]), Aurora's metrics by name and three
+//! of ours ([`Feature`]), the latency-ratio baseline, peak delivery rate, recent minimum and
+//! lowest latency ([`LatencyBaseline`], [`PathEstimate`]), what the agent observes
 //! ([`ObservationConfig`], [`ObservationBuilder`]), MI sizing ([`MonitorIntervalConfig`]), the
 //! agent's MI clock ([`MiClock`]: warm-up, history, next MI length, when to decide), the
 //! rate-update rule ([`RateRule`]), base-RTT probes between decisions ([`ProbeRtt`]) and the

@@ -149,6 +149,12 @@ fn refuse_unsupported(link: &LinkConfig) -> Result<(), String> {
             "random path changes are drawn per episode; write them as a schedule",
         );
     }
+    if link.cross_traffic_loss.is_some() {
+        return refuse(
+            "cross_traffic_loss",
+            "drawn per episode from who takes part; give link.loss",
+        );
+    }
     if link.latency_noise != 0.0 {
         return refuse(
             "latency_noise",
@@ -269,6 +275,10 @@ mod tests {
             (
                 "bandwidth_pps: 300, queue_pkts: 20, jitter_s: 0.001",
                 "link.jitter_s",
+            ),
+            (
+                "bandwidth_pps: 300, queue_pkts: 20, cross_traffic_loss: 0",
+                "link.cross_traffic_loss",
             ),
         ] {
             let yaml = format!("link: {{{fixed}, {extra}}}\n");

@@ -359,7 +359,8 @@ pub fn write_csv_header<W: Write + ?Sized>(
     out: &mut W,
     feature_names: &[&str],
 ) -> std::io::Result<()> {
-    let mut header = String::from("mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward,probe");
+    let mut header =
+        String::from("mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward,probe");
     for name in feature_names {
         header.push(',');
         header.push_str(&name.replace(' ', "_"));
