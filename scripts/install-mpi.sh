@@ -8,8 +8,16 @@ missing=()
 command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
 pkg-config --exists ompi 2>/dev/null || missing+=(libopenmpi-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
-compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || compgen -G "/usr/lib/x86_64-linux-gnu/libclang*.so*" >/dev/null \
-    || missing+=(libclang-dev)
+# libclang itself (libclang.so, libclang-14.so.1, ...), not libclang-cpp, which bindgen cannot use.
+has_libclang() {
+    local dir
+    for dir in /usr/lib/llvm-*/lib /usr/lib/x86_64-linux-gnu; do
+        compgen -G "$dir/libclang.so*" >/dev/null && return 0
+        compgen -G "$dir/libclang-[0-9]*.so*" >/dev/null && return 0
+    done
+    return 1
+}
+has_libclang || missing+=(libclang-dev)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 mapfile -t packages < <(printf '%s\n' "${missing[@]}" | sort -u)
 if [[ $(id -u) -ne 0 ]]; then
