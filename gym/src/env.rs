@@ -679,9 +679,10 @@ impl Env {
     /// in a learned sender's place).
     fn cross_traffic_takes_part(&self) -> bool {
         let cfg = self.scenario.config();
-        cfg.senders.iter().zip(&self.starts).any(|(sc, start)| {
-            start.is_some() && !sc.observe && sc.controller.classic().is_some()
-        })
+        cfg.senders
+            .iter()
+            .zip(&self.starts)
+            .any(|(sc, start)| start.is_some() && !sc.observe && sc.controller.classic().is_some())
     }
 
     /// Senders (learned and classic) taking part at `t`.

@@ -389,7 +389,10 @@ senders:
         let cubic = env.flows_on_link(1.0) == 2;
         let loss = env.episode_params().loss;
         let expected = if cubic { 0.0..=0.001 } else { 0.03..=0.05 };
-        assert!(expected.contains(&loss), "episode {episode}: loss {loss}, Cubic {cubic}");
+        assert!(
+            expected.contains(&loss),
+            "episode {episode}: loss {loss}, Cubic {cubic}"
+        );
         let link = env.network().link();
         for t in [0.0, 2.5, 7.0, 30.0] {
             assert_eq!(link.params_at(t).loss, loss, "episode {episode} at {t} s");
@@ -400,5 +403,8 @@ senders:
             alone += 1;
         }
     }
-    assert!(beside > 60 && alone > 60, "{beside} beside Cubic, {alone} alone");
+    assert!(
+        beside > 60 && alone > 60,
+        "{beside} beside Cubic, {alone} alone"
+    );
 }

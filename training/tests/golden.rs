@@ -115,7 +115,9 @@ fn bless_or_check(got: &Digests, what: &str) -> bool {
     let want: Digests = got
         .keys()
         .map(|k| {
-            let recorded = all.get(k).unwrap_or_else(|| panic!("no digest recorded for {k}"));
+            let recorded = all
+                .get(k)
+                .unwrap_or_else(|| panic!("no digest recorded for {k}"));
             (k.clone(), recorded.clone())
         })
         .collect();
@@ -179,7 +181,10 @@ fn tiny_runs_match_their_recorded_digests() {
     .into_iter()
     .map(|(k, p)| (k.to_string(), digest(p)))
     .collect();
-    bless_or_check(&got, "tiny runs no longer train to the recorded checkpoints");
+    bless_or_check(
+        &got,
+        "tiny runs no longer train to the recorded checkpoints",
+    );
 }
 
 #[test]
@@ -199,5 +204,8 @@ fn checkpoints_of_the_recording_code_resume_to_the_recorded_digests() {
         (key.to_string(), digest(&end))
     })
     .collect();
-    bless_or_check(&got, "old checkpoints no longer resume to the recorded digests");
+    bless_or_check(
+        &got,
+        "old checkpoints no longer resume to the recorded digests",
+    );
 }
