@@ -236,10 +236,9 @@ impl LatencyBaseline {
     }
 
     /// Forgets the baseline's latency samples (not the delivery peak, the recent minimum nor the
-    /// connection's lowest) at
-    /// the next MI with RTT samples, which then sets the baseline, as a drained MI of the
-    /// drain-aware mode does (and counts as this back-off's restart). Until that MI the
-    /// baseline stands.
+    /// connection's lowest) at the next MI with RTT samples, which then sets the baseline, as a
+    /// drained MI of the drain-aware mode does (and counts as this back-off's restart). Until
+    /// that MI the baseline stands.
     pub fn restart(&mut self) {
         self.restart_pending = true;
     }

@@ -12,8 +12,9 @@
 //!
 //! The digests are of libtorch's arithmetic, which follows the CPU: MKL and ATen pick AVX-512,
 //! AVX2 or older kernels by what the machine has, and each rounds differently. The tests pin
-//! both to the paths every x86-64 machine runs alike ([`pin_numerics`]), so the recorded digests
-//! hold on any machine, not only on the one that recorded them.
+//! both to the paths meant to run alike on every x86-64 machine ([`pin_numerics`]: MKL
+//! documents its compatible path so), so that the recorded digests hold beyond the machine
+//! that recorded them (checked so far on one AVX-512 machine only).
 
 use mocc_training::adaptation::{start_adaptation, AdaptSpec};
 use mocc_training::config::LoadedConfig;
@@ -101,15 +102,15 @@ fn recorded() -> Digests {
         .expect("golden json")
 }
 
-/// With `MOCC_BLESS_GOLDEN` set, records `got` (keeping the other tests' entries) and returns
-/// true; otherwise checks `got` against the recorded entries of the same names.
-fn bless_or_check(got: &Digests, what: &str) -> bool {
+/// With `MOCC_BLESS_GOLDEN` set, records `got` (keeping the other tests' entries); otherwise
+/// checks `got` against the recorded entries of the same names.
+fn bless_or_check(got: &Digests, what: &str) {
     if std::env::var_os("MOCC_BLESS_GOLDEN").is_some() {
         let mut all = recorded();
         all.extend(got.clone());
         let text = serde_json::to_string_pretty(&all).expect("serialize") + "\n";
         std::fs::write(golden_path(), text).expect("write golden digests");
-        return true;
+        return;
     }
     let all = recorded();
     let want: Digests = got
@@ -122,7 +123,6 @@ fn bless_or_check(got: &Digests, what: &str) -> bool {
         })
         .collect();
     assert_eq!(got, &want, "{what}");
-    false
 }
 
 /// Copies a directory tree (a run folder of the fixtures) to `to`.
