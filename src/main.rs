@@ -26,6 +26,9 @@ enum Command {
     Eval(cmd::eval::EvalArgs),
     /// Export a checkpoint as a libtorch-free policy folder (policy.json + policy.safetensors).
     Export(cmd::export::ExportArgs),
+    /// Pair a cooperative and a competitive export into one that switches between them as Copa
+    /// switches modes (the competitive one while a queue outlasts the flow's base-RTT probes).
+    Pair(cmd::pair::PairArgs),
     /// Run one of the paper's experiments end to end (CSV, PNG and a JSON summary).
     Experiment(cmd::experiment::ExperimentArgs),
     /// Draw figures from run outputs.
@@ -45,6 +48,7 @@ fn main() {
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Eval(args) => cmd::eval::run(args),
         Command::Export(args) => cmd::export::run(args),
+        Command::Pair(args) => cmd::pair::run(args),
         Command::Experiment(args) => cmd::experiment::run(args),
         Command::Plot(args) => cmd::plot::run(args),
         Command::Bench(args) => cmd::bench::run(args),

@@ -62,6 +62,7 @@ fn every_subcommand_has_help() {
         vec!["bench", "env", "--help"],
         vec!["bench", "policy", "--help"],
         vec!["export", "--help"],
+        vec!["pair", "--help"],
         vec!["adapt", "--help"],
         vec!["experiment", "adaptation", "--help"],
         vec!["train", "--help"],
@@ -1133,6 +1134,68 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
         assert!(out.join(png).is_file(), "{png}");
     }
     let _ = std::fs::remove_dir_all(out);
+}
+
+/// The shipped mocc-paths export with base-RTT probes added, written to `dir`.
+fn probing_copy(dir: &Path) {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/mocc-paths");
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let text = std::fs::read_to_string(shipped.join("policy.json")).unwrap();
+    let mut spec: serde_json::Value = serde_json::from_str(&text).unwrap();
+    spec["action"]["probe_rtt"] = serde_json::json!({"interval_s": 3, "quiet_latency_ratio": 1.1});
+    std::fs::write(dir.join("policy.json"), spec.to_string()).unwrap();
+    let weights = "policy.safetensors";
+    std::fs::copy(shipped.join(weights), dir.join(weights)).unwrap();
+}
+
+#[test]
+fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
+    let root = temp_path("pair");
+    let (a, b, pair) = (root.join("a"), root.join("b"), root.join("pair"));
+    probing_copy(&a);
+    probing_copy(&b);
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let j = stdout_json(&mocc(&[
+        "pair",
+        &s(&a),
+        &s(&b),
+        "--out",
+        &s(&pair),
+        "--probe-after-s",
+        "2",
+    ]));
+    assert_eq!(j["action"]["mode_switch"]["queue_ratio"], 1.1, "{j}");
+    assert_eq!(j["action"]["mode_switch"]["probe_after_s"], 2.0, "{j}");
+    assert!(pair.join("competitive/policy.safetensors").is_file());
+    let suite = root.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "friendliness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 12}\n  \
+         buffers_bdp: [1]\n  duration_s: 10\n",
+    )
+    .unwrap();
+    let out = root.join("eval");
+    stdout_json(&eval(&[&s(&pair)], &suite, &out));
+    let friendly = std::fs::read_to_string(out.join("friendliness.csv")).unwrap();
+    assert_eq!(friendly.lines().count(), 2, "{friendly}");
+    // The shipped export has no probes; a queue ratio must exceed 1.
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/mocc-paths");
+    let refused = root.join("refused");
+    let out = mocc(&["pair", &s(&shipped), &s(&shipped), "--out", &s(&refused)]);
+    assert_fails_naming(&out, "needs probe_rtt");
+    let out = mocc(&[
+        "pair",
+        &s(&a),
+        &s(&b),
+        "--out",
+        &s(&refused),
+        "--queue-ratio",
+        "1",
+    ]);
+    assert_fails_naming(&out, "mode_switch.queue_ratio");
+    assert!(!refused.join("policy.json").exists());
+    let _ = std::fs::remove_dir_all(root);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! One learned sender inside an env: the MI clock a deployed `Controller` runs (warm-up,
 //! history, MI sizing), its objective, and where it stands in the episode.
 
-use mocc_policy::{MiClock, ObservationBuilder, ProbeState};
+use mocc_policy::{MiClock, ModeState, ObservationBuilder, ProbeState};
 use serde::{Deserialize, Serialize};
 
 /// Where a learned sender stands in its episode.
@@ -65,6 +65,7 @@ impl AgentSlot {
             rate_pps: self.rate_pps,
             warmup_left: self.clock.warmup_left(),
             probe: self.clock.probe_state(),
+            mode: self.clock.mode_state(),
         }
     }
 }
@@ -85,4 +86,6 @@ pub struct SlotSnapshot {
     pub(crate) warmup_left: u32,
     #[serde(default, skip_serializing_if = "ProbeState::is_fresh")]
     pub(crate) probe: ProbeState,
+    #[serde(default, skip_serializing_if = "ModeState::is_fresh")]
+    pub(crate) mode: ModeState,
 }

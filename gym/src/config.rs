@@ -12,7 +12,7 @@ use crate::limits::{
     MIN_LINK_BANDWIDTH_PPS, MIN_SIM_RATE_PPS,
 };
 use crate::reward::RewardKind;
-use mocc_policy::{MetricsVersion, MiClock, ProbeRtt, RateRule};
+use mocc_policy::{MetricsVersion, MiClock, ModeSwitch, ProbeRtt, RateRule};
 pub use mocc_policy::{MonitorIntervalConfig, ObservationConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -858,16 +858,34 @@ impl ScenarioConfig {
             self.warmup_mis,
         )
         .with_probe(self.action.probe_rtt)
+        .with_mode_switch(self.action.mode_switch)
+    }
+
+    /// Sender `sender`'s MI clock: [`ScenarioConfig::mi_clock`] with the probes and mode switch
+    /// of [`ScenarioConfig::probe_rtt_of`] and [`ScenarioConfig::mode_switch_of`].
+    pub fn clock_of(&self, sender: usize) -> MiClock {
+        self.mi_clock()
+            .with_probe(self.probe_rtt_of(sender))
+            .with_mode_switch(self.mode_switch_of(sender))
+    }
+
+    /// Whether sender `sender` is an agent (its rate is the policy's).
+    fn acts(&self, sender: usize) -> bool {
+        self.senders
+            .get(sender)
+            .is_some_and(|s| s.controller == ControllerConfig::Agent)
     }
 
     /// The base-RTT probes of sender `sender`'s MI clock: the rate rule's for an agent; none
     /// for an observed sender that sets its own rate (constant, on-off, classic).
     pub fn probe_rtt_of(&self, sender: usize) -> Option<ProbeRtt> {
-        let acts = self
-            .senders
-            .get(sender)
-            .is_some_and(|s| s.controller == ControllerConfig::Agent);
-        self.action.probe_rtt.filter(|_| acts)
+        self.action.probe_rtt.filter(|_| self.acts(sender))
+    }
+
+    /// The mode switch of sender `sender`'s MI clock: the rate rule's for an agent; none for an
+    /// observed sender that sets its own rate.
+    pub fn mode_switch_of(&self, sender: usize) -> Option<ModeSwitch> {
+        self.action.mode_switch.filter(|_| self.acts(sender))
     }
 
     /// Whether a sender is the learning agent (training needs one).

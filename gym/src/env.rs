@@ -7,7 +7,7 @@ use crate::link::LinkParams;
 use crate::reward::{MiOutcome, RewardCapacity, RewardKind, SharingOutcome};
 use crate::scenario::Scenario;
 use crate::sim::{Network, Sender, SimCounters};
-use mocc_policy::{MiClock, MonitorInterval, ObservationBuilder, ProbeState};
+use mocc_policy::{MiClock, Mode, ModeState, MonitorInterval, ObservationBuilder, ProbeState};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -133,6 +133,9 @@ pub struct EnvSnapshot {
     /// The first learned sender's base-RTT probe timer (single-sender snapshots only).
     #[serde(default, skip_serializing_if = "ProbeState::is_fresh")]
     probe: ProbeState,
+    /// The first learned sender's mode switch (single-sender snapshots only).
+    #[serde(default, skip_serializing_if = "ModeState::is_fresh")]
+    mode: ModeState,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -183,7 +186,7 @@ impl Env {
             .into_iter()
             .map(|sender| AgentSlot {
                 sender,
-                clock: cfg.mi_clock().with_probe(cfg.probe_rtt_of(sender)),
+                clock: cfg.clock_of(sender),
                 objective: cfg.objective,
                 steps: 0,
                 mi_end_s: f64::INFINITY,
@@ -240,6 +243,11 @@ impl Env {
             } else {
                 ProbeState::default()
             },
+            mode: if simple {
+                first.clock.mode_state()
+            } else {
+                ModeState::default()
+            },
         }
     }
 
@@ -268,16 +276,24 @@ impl Env {
         let mut net = snap.net;
         let (outages, trace) = scenario.shared_link_parts();
         net.link_mut().reattach(outages, trace);
-        let resume = |sender: usize, obs: ObservationBuilder, dur: f64, probe: ProbeState| {
-            MiClock::resume(obs, cfg.monitor_interval, cfg.warmup_mis, dur)
-                .with_probe(cfg.probe_rtt_of(sender))
-                .with_probe_state(probe)
-        };
+        let resume =
+            |sender: usize, obs: ObservationBuilder, dur: f64, timers: (ProbeState, ModeState)| {
+                MiClock::resume(obs, cfg.monitor_interval, cfg.warmup_mis, dur)
+                    .with_probe(cfg.probe_rtt_of(sender))
+                    .with_probe_state(timers.0)
+                    .with_mode_switch(cfg.mode_switch_of(sender))
+                    .with_mode_state(timers.1)
+            };
         let slots: Vec<AgentSlot> = if snap.agents.is_empty() {
             let rate = net.senders()[observed[0]].rate_pps();
             vec![AgentSlot {
                 sender: observed[0],
-                clock: resume(observed[0], snap.obs, snap.mi_dur_s, snap.probe),
+                clock: resume(
+                    observed[0],
+                    snap.obs,
+                    snap.mi_dur_s,
+                    (snap.probe, snap.mode),
+                ),
                 objective: snap.objective,
                 steps: snap.steps,
                 mi_end_s: f64::INFINITY,
@@ -296,7 +312,7 @@ impl Env {
                 }
                 slots.push(AgentSlot {
                     sender,
-                    clock: resume(sender, a.obs, a.mi_dur_s, a.probe)
+                    clock: resume(sender, a.obs, a.mi_dur_s, (a.probe, a.mode))
                         .with_warmup_left(a.warmup_left),
                     objective: a.objective,
                     steps: a.steps,
@@ -358,6 +374,12 @@ impl Env {
     /// Slot `k`'s phase.
     pub fn slot_phase(&self, k: usize) -> SlotPhase {
         self.slots[k].phase
+    }
+
+    /// Which of a paired export's policies takes slot `k`'s next decision (always cooperative
+    /// without `action.mode_switch`).
+    pub fn slot_mode(&self, k: usize) -> Mode {
+        self.slots[k].clock.mode()
     }
 
     /// Slot `k`'s current observation.

@@ -31,7 +31,7 @@ pub use env::{
 pub use error::ScenarioError;
 pub use link::{Link, LinkParams};
 pub use mocc_policy::serde_float;
-pub use mocc_policy::MetricsVersion;
+pub use mocc_policy::{MetricsVersion, Mode};
 pub use reward::{MiOutcome, RewardCapacity, RewardKind, RewardTerms};
 pub use scenario::Scenario;
 pub use sim::{Network, Pacing, Sender, SimCounters};

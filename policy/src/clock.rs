@@ -15,6 +15,7 @@
 use crate::features::MetricsVersion;
 use crate::history::{ObservationBuilder, ObservationConfig};
 use crate::mi::{MonitorInterval, MonitorIntervalConfig};
+use crate::mode::{Mode, ModeState, ModeSwitch};
 use crate::probe::{ProbeRtt, ProbeState};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,10 @@ pub struct MiClock {
     probe: Option<ProbeRtt>,
     #[serde(default)]
     probe_state: ProbeState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mode_switch: Option<ModeSwitch>,
+    #[serde(default, skip_serializing_if = "ModeState::is_fresh")]
+    mode_state: ModeState,
 }
 
 impl MiClock {
@@ -52,6 +57,8 @@ impl MiClock {
             rtt_sampled: false,
             probe: None,
             probe_state: ProbeState::default(),
+            mode_switch: None,
+            mode_state: ModeState::default(),
         }
     }
 
@@ -65,6 +72,30 @@ impl MiClock {
     pub fn with_probe_state(mut self, state: ProbeState) -> Self {
         self.probe_state = state;
         self
+    }
+
+    /// The same clock switching modes by `switch` (none: always cooperative). The switch reads
+    /// probes' MIs, so it needs [`MiClock::with_probe`] too.
+    pub fn with_mode_switch(mut self, switch: Option<ModeSwitch>) -> Self {
+        self.mode_switch = switch;
+        self
+    }
+
+    /// The same clock with its mode where a snapshot left it.
+    pub fn with_mode_state(mut self, state: ModeState) -> Self {
+        self.mode_state = state;
+        self
+    }
+
+    /// The mode switch's state.
+    pub fn mode_state(&self) -> ModeState {
+        self.mode_state
+    }
+
+    /// Which of the export's policies takes the next decision (always cooperative without a
+    /// mode switch).
+    pub fn mode(&self) -> Mode {
+        self.mode_state.mode()
     }
 
     /// The probe timer.
@@ -95,6 +126,8 @@ impl MiClock {
             rtt_sampled: false,
             probe: None,
             probe_state: ProbeState::default(),
+            mode_switch: None,
+            mode_state: ModeState::default(),
         }
     }
 
@@ -118,6 +151,7 @@ impl MiClock {
         self.rtt_based_s = self.sizing.initial_delay_factor * one_way_delay_s;
         self.rtt_sampled = false;
         self.probe_state = ProbeState::default();
+        self.mode_state = ModeState::default();
         self.warmup_left == 0
     }
 
@@ -127,6 +161,9 @@ impl MiClock {
     pub fn on_mi(&mut self, mi: &MonitorInterval) -> bool {
         if self.warmup_left > 0 {
             self.warmup_left -= 1;
+            if self.mode_switch.is_some() {
+                self.mode_state.note_warmup(mi);
+            }
             return self.warmup_left == 0;
         }
         let baseline_before = self.history.baseline_s();
@@ -146,13 +183,26 @@ impl MiClock {
             self.rtt_based_s = self.sizing.rtt_factor * rtt;
             self.rtt_sampled = true;
         }
-        match &self.probe {
+        let in_probe = self.probe_state.probing();
+        let decides = match &self.probe {
             Some(probe) => {
                 let baseline = self.history.baseline_s();
                 let restart = probe.restarts_timer(baseline != baseline_before, rtt, baseline);
                 self.probe_state.on_mi(probe, mi.send_end_s, restart)
             }
             None => true,
+        };
+        match (&self.mode_switch, &self.probe) {
+            (Some(switch), Some(probe)) => {
+                let probe_ended = in_probe && !self.probe_state.probing();
+                self.mode_state.on_mi(switch, mi, in_probe, probe_ended);
+                if decides && self.mode_state.wants_probe(switch, mi.send_end_s) {
+                    self.probe_state.begin(probe);
+                    return false;
+                }
+                decides
+            }
+            _ => decides,
         }
     }
 
@@ -303,6 +353,58 @@ mod tests {
         let mut plain = clock(0, 0.0);
         plain.reset(0.05);
         assert!((1..=20).all(|i| plain.on_mi(&at(0.25 * f64::from(i), 0.1))));
+    }
+
+    #[test]
+    fn the_mode_switch_probes_a_standing_queue_and_turns_competitive_until_the_path_shows() {
+        // A 10 s probe timer that would not fire here, and a switch that probes after 1 s
+        // without an MI within 1.1 of the lowest latency (40 ms). MIs of 0.25 s.
+        let probe = ProbeRtt {
+            mis: 2,
+            ..ProbeRtt::every(10.0)
+        };
+        let switch = ModeSwitch {
+            probe_after_s: Some(1.0),
+            ..ModeSwitch::default()
+        };
+        let mut c = clock(0, 0.0)
+            .with_probe(Some(probe))
+            .with_mode_switch(Some(switch));
+        assert!(c.reset(0.05));
+        let at = |end: f64, rtt: f64| MonitorInterval {
+            send_start_s: end - 0.25,
+            send_end_s: end,
+            ..mi(rtt)
+        };
+        // The path at 0.25 s, a 60 ms queue after: at 1.25 s it has not shown for 1 s.
+        let decisions: Vec<bool> = [(0.25, 0.04), (0.5, 0.06), (0.75, 0.06), (1.0, 0.06)]
+            .iter()
+            .map(|&(end, rtt)| c.on_mi(&at(end, rtt)))
+            .collect();
+        assert_eq!(decisions, [true; 4]);
+        assert!(!c.on_mi(&at(1.25, 0.06)));
+        assert!(c.probing());
+        assert_eq!(c.mode(), Mode::Cooperative);
+        // The probe's MIs, sent at a quarter of the rate, keep the queue: competitive from its
+        // end.
+        let probe_mi = |end: f64| MonitorInterval {
+            bytes_sent: 0.25 * at(end, 0.06).bytes_sent,
+            ..at(end, 0.06)
+        };
+        assert!(!c.on_mi(&probe_mi(1.5)));
+        assert!(c.on_mi(&probe_mi(1.75)));
+        assert_eq!(c.mode(), Mode::Competitive);
+        assert!(!c.probing());
+        // The next forced probe comes 1 s after this one ended; the path at 2.0 s ends it all.
+        assert!(c.on_mi(&at(2.0, 0.043)));
+        assert_eq!(c.mode(), Mode::Cooperative);
+        // Without a switch the same MIs never probe and stay cooperative.
+        let mut plain = clock(0, 0.0).with_probe(Some(probe));
+        plain.reset(0.05);
+        for end in 1..=12 {
+            assert!(plain.on_mi(&at(0.25 * f64::from(end), 0.06)));
+            assert_eq!(plain.mode(), Mode::Cooperative);
+        }
     }
 
     #[test]

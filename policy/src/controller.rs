@@ -5,6 +5,7 @@
 use crate::clock::MiClock;
 use crate::export::{Policy, PolicyWorkspace};
 use crate::mi::MonitorInterval;
+use crate::mode::Mode;
 use crate::net::OBJECTIVE_DIM;
 use crate::objective::{self, ObjectiveError};
 use std::sync::Arc;
@@ -16,7 +17,8 @@ use std::sync::Arc;
 /// end of the last warm-up MI the policy takes its first decision on the empty history, and
 /// from then on every finished MI is recorded and followed by one decision, except that with
 /// base-RTT probes (`RateRule::probe_rtt`) a probe's MIs are paced at a share of the agent's
-/// rate (`RateRule::pacing_rate`) and only the last of them is followed by one.
+/// rate (`RateRule::pacing_rate`) and only the last of them is followed by one. A paired export
+/// decides with its competitive policy while the clock's mode switch says so.
 #[derive(Debug, Clone)]
 pub struct Controller {
     policy: Arc<Policy>,
@@ -94,7 +96,8 @@ impl Controller {
     }
 
     fn decide(&mut self) {
-        let action = self.policy.mean_action(
+        let action = self.policy.mean_action_in(
+            self.clock.mode(),
             self.clock.observation(),
             &self.objective_input,
             &mut self.workspace,
@@ -134,6 +137,12 @@ impl Controller {
     /// Whether the next MI is a base-RTT probe MI.
     pub fn probing(&self) -> bool {
         self.clock.probing()
+    }
+
+    /// Which of a paired export's policies takes the next decision (always cooperative for a
+    /// single policy).
+    pub fn mode(&self) -> Mode {
+        self.clock.mode()
     }
 
     /// The last action the network took (before the rate rule), if any.

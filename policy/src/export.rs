@@ -2,10 +2,16 @@
 //! schema is `crate::spec`) and `policy.safetensors` (the actor's f32 weights), and [`Policy`],
 //! its validated in-memory form. Loading checks the description, the checksum and every tensor,
 //! and refuses any mismatch with an error naming the field or tensor (`crate::error`).
+//!
+//! A paired export (`action.mode_switch` in `policy.json`, written by [`Policy::write_pair`])
+//! holds a second export in its `competitive/` folder: the policy that decides while the MI
+//! clock's [`ModeSwitch`] is in [`Mode::Competitive`]. Both read the same observation, MI clock
+//! and rate rule; each has its own network and normalization.
 
 use crate::clock::MiClock;
 use crate::features::FeatureSet;
 use crate::history::ObservationBuilder;
+use crate::mode::{Mode, ModeSwitch};
 use crate::net::{ActorNet, Dense, Mlp, Workspace, OBJECTIVE_DIM};
 use crate::normalize::Normalizer;
 use crate::rate::RateRule;
@@ -26,6 +32,8 @@ pub type NamedTensors = BTreeMap<String, (Vec<usize>, Vec<f32>)>;
 pub const SPEC_FILE: &str = "policy.json";
 /// Name of the weights file in an export folder.
 pub const WEIGHTS_FILE: &str = "policy.safetensors";
+/// Folder of a paired export's competitive policy, inside the export folder.
+pub const COMPETITIVE_DIR: &str = "competitive";
 
 /// A loaded, validated policy: the actor, its input pipeline and its rate rule.
 #[derive(Debug, Clone)]
@@ -34,6 +42,8 @@ pub struct Policy {
     net: ActorNet,
     normalizer: Normalizer,
     source: PathBuf,
+    /// A paired export's competitive policy (present exactly when `action.mode_switch` is).
+    competitive: Option<Box<Policy>>,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PolicyError + '_ {
@@ -87,15 +97,42 @@ impl Policy {
             });
         }
         let tensors = read_safetensors(&weights_path, &bytes)?;
-        let mut policy = Self::from_parts(spec, &tensors, &spec_path, &weights_path)?;
+        let mut policy = Self::build(spec, &tensors, &spec_path, &weights_path)?;
         policy.source = dir.to_path_buf();
+        if policy.spec.action.mode_switch.is_some() {
+            let competitive = Self::load(dir.join(COMPETITIVE_DIR))?;
+            check_pairable(&policy, &competitive, &spec_path)?;
+            policy.competitive = Some(Box::new(competitive));
+        }
         Ok(policy)
     }
 
     /// Builds a policy from a description and named f32 tensors (PyTorch layout), checking
     /// everything; `spec_path` and `weights_path` only label errors. The checksum is not
-    /// checked here (there is no file).
+    /// checked here (there is no file). A paired description (`action.mode_switch`) is refused:
+    /// its competitive policy lives in a folder ([`Policy::load`]).
     pub fn from_parts(
+        spec: PolicySpec,
+        tensors: &NamedTensors,
+        spec_path: &Path,
+        weights_path: &Path,
+    ) -> Result<Self, PolicyError> {
+        if spec.action.mode_switch.is_some() {
+            return Err(PolicyError::Invalid {
+                path: spec_path.to_path_buf(),
+                field: "action.mode_switch".into(),
+                message: format!(
+                    "a paired policy is an export folder with its competitive policy in \
+                     {COMPETITIVE_DIR}/ (mocc pair writes one)"
+                ),
+            });
+        }
+        Self::build(spec, tensors, spec_path, weights_path)
+    }
+
+    /// [`Policy::from_parts`] for any description; a paired one still lacks its competitive
+    /// policy.
+    fn build(
         spec: PolicySpec,
         tensors: &NamedTensors,
         spec_path: &Path,
@@ -156,6 +193,7 @@ impl Policy {
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
             spec,
+            competitive: None,
         })
     }
 
@@ -201,18 +239,26 @@ impl Policy {
         let mi = &self.spec.monitor_interval;
         MiClock::new(&o.config, o.metrics, mi.sizing, mi.warmup_mis)
             .with_probe(self.rate_rule().probe_rtt)
+            .with_mode_switch(self.rate_rule().mode_switch)
     }
 
-    /// Scratch memory for [`Self::mean_action`].
+    /// A paired export's competitive policy (none for a single policy).
+    pub fn competitive(&self) -> Option<&Policy> {
+        self.competitive.as_deref()
+    }
+
+    /// Scratch memory for [`Self::mean_action`] and [`Self::mean_action_in`].
     pub fn workspace(&self) -> PolicyWorkspace {
         PolicyWorkspace {
             normalized: vec![0.0; self.obs_len()],
             net: self.net.workspace(),
+            competitive: self.competitive.as_ref().map(|c| Box::new(c.workspace())),
         }
     }
 
     /// The deterministic action (the Gaussian's mean) for a raw observation of `obs_len`
-    /// values and an objective. Allocates nothing.
+    /// values and an objective: the cooperative policy's, as [`Self::mean_action_in`] in
+    /// [`Mode::Cooperative`]. Allocates nothing.
     pub fn mean_action(
         &self,
         raw_obs: &[f32],
@@ -221,6 +267,60 @@ impl Policy {
     ) -> f32 {
         self.normalizer.apply(raw_obs, &mut ws.normalized);
         self.net.forward(&ws.normalized, objective, &mut ws.net)
+    }
+
+    /// The deterministic action of the policy for `mode`: a paired export's competitive
+    /// policy in [`Mode::Competitive`], else this one. `ws` must come from this policy's
+    /// [`Self::workspace`]. Allocates nothing.
+    pub fn mean_action_in(
+        &self,
+        mode: Mode,
+        raw_obs: &[f32],
+        objective: &[f32; OBJECTIVE_DIM],
+        ws: &mut PolicyWorkspace,
+    ) -> f32 {
+        match (mode, &self.competitive, &mut ws.competitive) {
+            (Mode::Competitive, Some(policy), Some(cws)) => {
+                policy.mean_action(raw_obs, objective, cws)
+            }
+            _ => self.mean_action(raw_obs, objective, ws),
+        }
+    }
+
+    /// Writes a paired export to `dir`: `cooperative`'s description with `switch` as its
+    /// `action.mode_switch` and its weights, and `competitive`'s export in
+    /// `dir/competitive/`. Both must be single policies of one observation, MI clock and rate
+    /// rule. Returns the written pair, loaded back.
+    pub fn write_pair(
+        dir: &Path,
+        cooperative: &Policy,
+        competitive: &Policy,
+        switch: ModeSwitch,
+    ) -> Result<Policy, PolicyError> {
+        let mut spec = cooperative.spec.clone();
+        spec.action.mode_switch = Some(switch);
+        let spec_path = dir.join(SPEC_FILE);
+        validate_spec(&spec, &spec_path)?;
+        for (policy, role) in [(cooperative, "cooperative"), (competitive, "competitive")] {
+            if policy.competitive.is_some() {
+                return Err(PolicyError::Invalid {
+                    path: policy.source.join(SPEC_FILE),
+                    field: "action.mode_switch".into(),
+                    message: format!("the {role} policy of a pair must be a single policy"),
+                });
+            }
+        }
+        let mut paired = cooperative.clone();
+        paired.spec = spec.clone();
+        check_pairable(&paired, competitive, &spec_path)?;
+        let inner = dir.join(COMPETITIVE_DIR);
+        std::fs::create_dir_all(&inner).map_err(io(&inner))?;
+        copy_export(competitive, &inner)?;
+        let weights = cooperative.source.join(&cooperative.spec.weights.file);
+        let bytes = std::fs::read(&weights).map_err(io(&weights))?;
+        write_atomic(&dir.join(&spec.weights.file), &bytes)?;
+        write_spec(&spec_path, &spec)?;
+        Self::load(dir)
     }
 
     /// Writes an export folder: the tensors (PyTorch layout) to `policy.safetensors`, then
@@ -240,22 +340,81 @@ impl Policy {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let bytes = serialize_safetensors(tensors, &weights_path)?;
         spec.weights.sha256 = sha256_hex(&bytes);
-        let json = serde_json::to_string_pretty(&spec).map_err(|e| PolicyError::Json {
-            path: spec_path.clone(),
-            message: e.to_string(),
-        })?;
         write_atomic(&weights_path, &bytes)?;
-        write_atomic(&spec_path, format!("{json}\n").as_bytes())?;
+        write_spec(&spec_path, &spec)?;
         Self::load(dir)?;
         Ok(spec)
     }
 }
 
-/// Scratch memory of [`Policy::mean_action`].
+/// Writes a description as `policy.json` does.
+fn write_spec(spec_path: &Path, spec: &PolicySpec) -> Result<(), PolicyError> {
+    let json = serde_json::to_string_pretty(spec).map_err(|e| PolicyError::Json {
+        path: spec_path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    write_atomic(spec_path, format!("{json}\n").as_bytes())
+}
+
+/// Copies a loaded single policy's description and weights file into `dir`.
+fn copy_export(policy: &Policy, dir: &Path) -> Result<(), PolicyError> {
+    for file in [SPEC_FILE, policy.spec.weights.file.as_str()] {
+        let from = policy.source.join(file);
+        let bytes = std::fs::read(&from).map_err(io(&from))?;
+        write_atomic(&dir.join(file), &bytes)?;
+    }
+    Ok(())
+}
+
+/// Checks that `competitive` can decide in `paired`'s place: a single policy with the same
+/// observation features, history and metrics, MI clock and rate rule (bar the switch), and
+/// objective input. `spec_path` names the paired description in errors.
+fn check_pairable(
+    paired: &Policy,
+    competitive: &Policy,
+    spec_path: &Path,
+) -> Result<(), PolicyError> {
+    let (a, b) = (&paired.spec, &competitive.spec);
+    let rule = RateRule {
+        mode_switch: None,
+        ..a.action
+    };
+    let mismatch = if b.action.mode_switch.is_some() {
+        Some("action.mode_switch (the competitive policy must be a single policy)")
+    } else if a.observation.config != b.observation.config {
+        Some("observation")
+    } else if a.observation.metrics != b.observation.metrics {
+        Some("observation.metrics")
+    } else if a.monitor_interval != b.monitor_interval {
+        Some("monitor_interval")
+    } else if rule != b.action {
+        Some("action")
+    } else if paired.takes_objective() != competitive.takes_objective() {
+        Some("architecture.preference")
+    } else {
+        None
+    };
+    match mismatch {
+        None => Ok(()),
+        Some(field) => Err(PolicyError::Invalid {
+            path: spec_path.to_path_buf(),
+            field: field.to_string(),
+            message: format!(
+                "differs from the competitive policy's ({}): a pair shares what it reads and how \
+                 it paces",
+                competitive.source.join(SPEC_FILE).display()
+            ),
+        }),
+    }
+}
+
+/// Scratch memory of [`Policy::mean_action`] and [`Policy::mean_action_in`].
 #[derive(Debug, Clone)]
 pub struct PolicyWorkspace {
     normalized: Vec<f32>,
     net: Workspace,
+    /// The competitive policy's, for a paired export.
+    competitive: Option<Box<PolicyWorkspace>>,
 }
 
 /// Reads every tensor of a safetensors file as f32.

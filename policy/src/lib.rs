@@ -7,7 +7,8 @@
 //! lowest latency ([`LatencyBaseline`], [`PathEstimate`]), what the agent observes
 //! ([`ObservationConfig`], [`ObservationBuilder`]), MI sizing ([`MonitorIntervalConfig`]), the
 //! agent's MI clock ([`MiClock`]: warm-up, history, next MI length, when to decide), the
-//! rate-update rule ([`RateRule`]), base-RTT probes between decisions ([`ProbeRtt`]) and the
+//! rate-update rule ([`RateRule`]), base-RTT probes between decisions ([`ProbeRtt`]), Copa's
+//! switch between a cooperative and a competitive policy ([`ModeSwitch`]) and the
 //! [`Objective`] type.
 //!
 //! It also runs trained policies without libtorch: [`Policy::load`] reads and validates an
@@ -26,6 +27,7 @@ pub mod export;
 pub mod features;
 pub mod history;
 pub mod mi;
+pub mod mode;
 pub mod monotone_window;
 pub mod net;
 pub mod normalize;
@@ -46,6 +48,7 @@ pub use history::{ObservationBuilder, ObservationConfig};
 pub use mi::{
     MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, RttTally, BYTES_PER_PACKET,
 };
+pub use mode::{Mode, ModeState, ModeSwitch};
 pub use net::{Activation, OBJECTIVE_DIM};
 pub use normalize::{
     normalize_value, Normalization, Normalizer, DEFAULT_OBS_CLIP, DEFAULT_OBS_EPS,

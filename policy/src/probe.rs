@@ -192,6 +192,11 @@ impl ProbeState {
         self.left > 0
     }
 
+    /// Starts a probe of `probe`'s now (its MIs are the next ones), as the timer would have.
+    pub fn begin(&mut self, probe: &ProbeRtt) {
+        self.left = probe.mis;
+    }
+
     /// Whether the next MI is the first of a probe of `probe`'s.
     pub fn starts_probe(&self, probe: &ProbeRtt) -> bool {
         self.left > 0 && self.left == probe.mis

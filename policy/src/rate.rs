@@ -2,6 +2,7 @@
 //! optionally with binomial increases that grow slower than the rate, so that every increase
 //! flows which read the same queue share narrows the ratio of their rates.
 
+use crate::mode::ModeSwitch;
 use crate::probe::ProbeRtt;
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,11 @@ pub struct RateRule {
     /// Base-RTT probes between decisions (absent: none, Aurora's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_rtt: Option<ProbeRtt>,
+    /// Copa's mode switch between an export's cooperative and competitive policies (absent:
+    /// one policy). It needs `probe_rtt`: a probe that never sees the path turns the sender
+    /// competitive. Training takes no switch; `mocc pair` writes one into an export.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_switch: Option<ModeSwitch>,
 }
 
 /// The increase of a binomial rule (Bansal and Balakrishnan, "Binomial congestion control
@@ -114,6 +120,7 @@ impl Default for RateRule {
             max_rate_pps: default_max_rate(),
             binomial_increase: None,
             probe_rtt: None,
+            mode_switch: None,
         }
     }
 }
@@ -145,9 +152,18 @@ impl RateRule {
         if let Some(b) = &self.binomial_increase {
             b.validate()?;
         }
-        match &self.probe_rtt {
-            Some(p) => p.validate(),
-            None => Ok(()),
+        if let Some(p) = &self.probe_rtt {
+            p.validate()?;
+        }
+        match (&self.mode_switch, &self.probe_rtt) {
+            (Some(_), None) => invalid(
+                "mode_switch",
+                "needs probe_rtt (a probe that keeps a queue is what turns the sender \
+                 competitive)"
+                    .to_string(),
+            ),
+            (Some(m), Some(_)) => m.validate(),
+            (None, _) => Ok(()),
         }
     }
 
@@ -250,6 +266,36 @@ mod tests {
         assert!(!serde_json::to_string(&RateRule::default())
             .expect("serialize")
             .contains("probe_rtt"));
+    }
+
+    #[test]
+    fn a_mode_switch_needs_probes_and_reads_back() {
+        let field = |r: RateRule| {
+            r.validate()
+                .map_err(|RateError::Invalid { field, .. }| field)
+        };
+        let switch = RateRule {
+            mode_switch: Some(crate::ModeSwitch::default()),
+            ..RateRule::default()
+        };
+        assert_eq!(field(switch), Err("mode_switch"));
+        let probed = RateRule {
+            probe_rtt: Some(ProbeRtt::every(3.0)),
+            ..switch
+        };
+        assert_eq!(field(probed), Ok(()));
+        let json = serde_json::to_string(&probed).expect("serialize");
+        assert_eq!(
+            serde_json::from_str::<RateRule>(&json).expect("parse"),
+            probed
+        );
+        let read: RateRule =
+            serde_json::from_str(r#"{"probe_rtt": {"interval_s": 3}, "mode_switch": {}}"#)
+                .expect("parse");
+        assert_eq!(read, probed);
+        assert!(!serde_json::to_string(&RateRule::default())
+            .expect("serialize")
+            .contains("mode_switch"));
     }
 
     #[test]

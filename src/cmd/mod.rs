@@ -7,6 +7,7 @@ pub mod eval;
 pub mod experiment;
 pub mod export;
 pub mod net;
+pub mod pair;
 pub mod plot;
 pub mod ranks;
 pub mod simulate;

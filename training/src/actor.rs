@@ -6,6 +6,7 @@
 use crate::checkpoint::{Checkpoint, CheckpointError, FrozenModel};
 use crate::export;
 use mocc_gym::{ClassicKind, ControllerConfig, Range, ScenarioConfig, SenderConfig, StartRate};
+use mocc_policy::Mode;
 use std::path::Path;
 
 /// Why a policy could not be loaded.
@@ -66,8 +67,12 @@ pub struct LoadedPolicy {
 }
 
 enum Driver {
-    /// A trained actor; its sender is the scenario's agent.
-    Learned(Box<dyn Actor>),
+    /// A trained actor; its sender is the scenario's agent. A paired export adds the actor
+    /// that decides in [`Mode::Competitive`].
+    Learned {
+        cooperative: Box<dyn Actor>,
+        competitive: Option<Box<dyn Actor>>,
+    },
     /// A sender that sets its own rate (a classic controller or a constant rate): it is the
     /// observed sender, and actions are ignored.
     Baseline(SenderConfig),
@@ -113,10 +118,16 @@ impl LoadedPolicy {
         }
         if export::is_export(path) {
             let policy = mocc_policy::Policy::load(path)?;
+            let competitive = policy
+                .competitive()
+                .map(|c| Box::new(c.clone()) as Box<dyn Actor>);
             return Ok(Self {
                 name,
                 scenario: export::export_scenario(&policy),
-                driver: Driver::Learned(Box::new(policy)),
+                driver: Driver::Learned {
+                    cooperative: Box::new(policy),
+                    competitive,
+                },
             });
         }
         let ckpt = Checkpoint::open(path)?;
@@ -128,7 +139,10 @@ impl LoadedPolicy {
             .map_err(PolicyLoadError::Invalid)?;
         Ok(Self {
             name,
-            driver: Driver::Learned(Box::new(frozen)),
+            driver: Driver::Learned {
+                cooperative: Box::new(frozen),
+                competitive: None,
+            },
             scenario: scenario.config().clone(),
         })
     }
@@ -146,7 +160,7 @@ impl LoadedPolicy {
     /// Whether the policy's actions depend on the objective (a MOCC network).
     pub fn takes_objective(&self) -> bool {
         match &self.driver {
-            Driver::Learned(a) => a.takes_objective(),
+            Driver::Learned { cooperative, .. } => cooperative.takes_objective(),
             Driver::Baseline(_) => false,
         }
     }
@@ -155,16 +169,36 @@ impl LoadedPolicy {
     pub fn baseline(&self) -> Option<&SenderConfig> {
         match &self.driver {
             Driver::Baseline(s) => Some(s),
-            Driver::Learned(_) => None,
+            Driver::Learned { .. } => None,
         }
     }
 
-    /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]` (zeros for a
-    /// baseline, which ignores them).
-    pub fn act(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
+    /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`, row `i` by the
+    /// policy of `modes[i]` (the deciding sender's [`mocc_gym::Env::slot_mode`]; a single
+    /// policy decides in every mode); zeros for a baseline, which ignores them.
+    pub fn act(&self, modes: &[Mode], raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
+        let n = objectives.len() / 3;
+        debug_assert_eq!(modes.len(), n, "one mode per row");
         match &self.driver {
-            Driver::Learned(a) => a.mean_actions(raw_obs, objectives),
-            Driver::Baseline(_) => vec![0.0; objectives.len() / 3],
+            Driver::Learned {
+                cooperative,
+                competitive: Some(competitive),
+            } if modes.contains(&Mode::Competitive) => {
+                // Paired exports run row by row anyway (mocc-policy's runtime).
+                let d = raw_obs.len() / n;
+                (0..n)
+                    .map(|i| {
+                        let actor = match modes[i] {
+                            Mode::Cooperative => cooperative,
+                            Mode::Competitive => competitive,
+                        };
+                        let row = &raw_obs[i * d..(i + 1) * d];
+                        actor.mean_actions(row, &objectives[i * 3..(i + 1) * 3])[0]
+                    })
+                    .collect()
+            }
+            Driver::Learned { cooperative, .. } => cooperative.mean_actions(raw_obs, objectives),
+            Driver::Baseline(_) => vec![0.0; n],
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `mocc bench env`: simulator throughput on a VecEnv with a constant action.
 
 use mocc_gym::{Scenario, VecEnv, VecEnvError};
+use mocc_policy::Mode;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
@@ -218,7 +219,7 @@ fn same_model_inputs(
     let mut ws = policy.workspace();
     for (k, obs) in observations.iter().enumerate() {
         let exported = policy.mean_action(obs, &w, &mut ws);
-        let trained = checkpoint.act(obs, &w)[0];
+        let trained = checkpoint.act(&[Mode::Cooperative], obs, &w)[0];
         if (exported - trained).abs().is_nan() || (exported - trained).abs() > SAME_MODEL_TOLERANCE
         {
             return Err(mismatch(format!(
@@ -275,7 +276,7 @@ fn time_checkpoint(
         let start = Instant::now();
         for k in 0..decisions {
             let obs = &observations[(k % observations.len() as u64) as usize];
-            sink += checkpoint.act(std::hint::black_box(obs), &w)[0];
+            sink += checkpoint.act(&[Mode::Cooperative], std::hint::black_box(obs), &w)[0];
         }
         per_repeat.push(start.elapsed().as_nanos() as f64 / decisions as f64);
     }

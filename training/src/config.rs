@@ -501,6 +501,13 @@ impl LoadedConfig {
         if self.config.adapt.is_some() && scenario.config().reward != mocc_gym::RewardKind::Mocc {
             return Err(self.invalid("adapt", "adaptation needs a scenario with `reward: mocc`"));
         }
+        if scenario.config().action.mode_switch.is_some() {
+            return Err(self.invalid(
+                "scenario.action.mode_switch",
+                "training runs one network; train each policy alone and join two exports with \
+                 `mocc pair`",
+            ));
+        }
         Ok(scenario)
     }
 }
@@ -716,5 +723,19 @@ mod tests {
         .unwrap();
         let s = c.scenario().unwrap();
         assert_eq!(s.config().reward, mocc_gym::RewardKind::Mocc);
+    }
+
+    #[test]
+    fn training_refuses_a_mode_switch() {
+        let c = LoadedConfig::from_yaml(
+            "scenario: {action: {probe_rtt: {interval_s: 3}, mode_switch: {}}}
+\
+             budget: {env_steps: 10}\n",
+            Path::new("t.yaml"),
+            &[],
+        )
+        .expect("the config itself is valid");
+        let e = c.scenario().err().expect("refused").to_string();
+        assert!(e.contains("scenario.action.mode_switch"), "{e}");
     }
 }

@@ -260,7 +260,8 @@ fn evaluate_networks(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow
                     ws[k * 3 + j] = w[j] as f32;
                 }
             }
-            let actions = policy.act(&obs, &ws);
+            let modes: Vec<_> = envs.iter().map(|(env, ..)| env.slot_mode(0)).collect();
+            let actions = policy.act(&modes, &obs, &ws);
             for (k, (env, w, _, acc)) in envs.iter_mut().enumerate() {
                 let step = env.step(Action::Delta(f64::from(actions[k])));
                 acc.add(&step.info, w);

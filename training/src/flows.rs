@@ -163,7 +163,7 @@ impl LearnedFlow {
     /// the agent's rate in probe MIs.
     fn on_mi(&mut self, flow: &Flow<'_>, mi: &MonitorInterval) -> f64 {
         if self.clock.on_mi(mi) {
-            self.rate_pps = act(flow, self.clock.observation(), self.rate_pps);
+            self.rate_pps = act(flow, &self.clock, self.rate_pps);
         }
         flow.driver
             .scenario()
@@ -201,7 +201,7 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<LearnedFlow>) 
     let mut rate = 0.5 * net.bw_pps;
     if clock.reset(net.delay_s + 0.5 * f.extra_rtt_s) {
         // As in the gym: the first decision, on the empty history, precedes MI 1.
-        rate = act(f, clock.observation(), rate);
+        rate = act(f, &clock, rate);
     }
     let mut sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
     sender.set_extra_rtt(f.extra_rtt_s);
@@ -230,10 +230,11 @@ fn close_unread_mis(
     }
 }
 
-/// The flow's policy acting on `obs`: the next rate after `rate`.
-fn act(flow: &Flow<'_>, obs: &[f32], rate: f64) -> f64 {
+/// The flow's policy acting on its clock's observation, in its clock's mode: the next rate
+/// after `rate`.
+fn act(flow: &Flow<'_>, clock: &MiClock, rate: f64) -> f64 {
     let w = flow.objective.map(|v| v as f32);
-    let a = flow.driver.act(obs, &w)[0];
+    let a = flow.driver.act(&[clock.mode()], clock.observation(), &w)[0];
     flow.driver.scenario().action.apply(rate, f64::from(a))
 }
 

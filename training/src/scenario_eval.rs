@@ -121,7 +121,8 @@ fn run_scenario(
             objectives.extend_from_slice(&wf);
         }
         if !ready.is_empty() {
-            let a = policy.act(&obs, &objectives);
+            let modes: Vec<_> = ready.iter().map(|&k| env.slot_mode(k)).collect();
+            let a = policy.act(&modes, &obs, &objectives);
             for (&k, &ak) in ready.iter().zip(&a) {
                 actions[k] = Action::Delta(f64::from(ak));
             }

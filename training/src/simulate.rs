@@ -219,7 +219,10 @@ pub fn simulate_policy_into(
         scenario,
         horizon,
         seed,
-        |env, k| Action::Delta(f64::from(policy.act(env.slot_observation(k), &w)[0])),
+        |env, k| {
+            let a = policy.act(&[env.slot_mode(k)], env.slot_observation(k), &w)[0];
+            Action::Delta(f64::from(a))
+        },
         sink,
     )
 }

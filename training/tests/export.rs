@@ -259,7 +259,7 @@ fn every_learned_sender_on_a_shared_link_runs_the_controllers_clock() {
     let mut trained = ScenarioConfig::default();
     trained.monitor_interval.min_packets = 10.0;
     let link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
-    let parity = shared_link_parity(trained, link, "shared-link-clocks");
+    let parity = shared_link_parity(trained, link, "shared-link-clocks", None);
     assert_eq!(parity.probe_mis, 0, "no probes without probe_rtt");
 }
 
@@ -275,8 +275,34 @@ fn learned_senders_on_a_shared_link_probe_the_base_rtt_as_their_controllers() {
         ..mocc_policy::ProbeRtt::every(0.5)
     });
     let link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
-    let parity = shared_link_parity(trained, link, "shared-link-probes");
+    let parity = shared_link_parity(trained, link, "shared-link-probes", None);
     assert!(parity.probe_mis > 20, "{} probe MIs", parity.probe_mis);
+}
+
+/// A paired export on the same link: every sender's mode switches at the same MIs in the gym
+/// as in its Controller, and each decision is the network of that mode's.
+#[test]
+fn learned_senders_switch_modes_as_their_controllers() {
+    let mut trained = ScenarioConfig::default();
+    trained.monitor_interval.min_packets = 10.0;
+    trained.action.probe_rtt = Some(mocc_policy::ProbeRtt {
+        mis: 3,
+        quiet_latency_ratio: Some(1.1),
+        ..mocc_policy::ProbeRtt::every(0.5)
+    });
+    let link = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0).link;
+    let switch = mocc_policy::ModeSwitch {
+        probe_after_s: Some(1.0),
+        ..mocc_policy::ModeSwitch::default()
+    };
+    let parity = shared_link_parity(trained, link, "shared-link-modes", Some(switch));
+    // Both networks decide, many times each (432 and 38 decisions when written).
+    let [cooperative, competitive] = parity.modes;
+    assert!(
+        cooperative > 100 && competitive > 10,
+        "decisions per mode: {:?}",
+        parity.modes
+    );
 }
 
 /// As above with the observation and rate rule of configs/scenarios/mocc-paths.yaml (every
@@ -299,7 +325,7 @@ fn every_learned_sender_runs_the_controllers_clock_with_the_path_observation() {
     )
     .unwrap();
     let decided_at =
-        shared_link_parity(trained, stepping.config().link.clone(), "path-clocks").decided_at;
+        shared_link_parity(trained, stepping.config().link.clone(), "path-clocks", None).decided_at;
     // Every segment of the path (before, between and after the steps) had its decisions checked.
     for (from, to) in [(0.0, 3.0), (3.0, 6.0), (6.0, 9.0)] {
         let n = decided_at
@@ -320,22 +346,35 @@ struct Parity {
     decided_at: Vec<f64>,
     /// Base-RTT probe MIs the senders paced.
     probe_mis: usize,
+    /// Decisions taken in the cooperative and the competitive mode.
+    modes: [usize; 2],
 }
 
 /// Three learned senders (two staggered) and a Cubic flow share `link`. Each decides at the end
 /// of its own MIs; a deployed Controller per sender, fed every MI that sender closes, must see
 /// the same observation, choose the same rate and pace every MI (probe MIs too) at the rate
-/// the sender paces it.
+/// the sender paces it. With `switch`, the export is a pair (a second random network decides
+/// in the competitive mode) and every decision's mode must match the Controller's.
 fn shared_link_parity(
     mut trained: ScenarioConfig,
     link: mocc_gym::config::LinkConfig,
     tag: &str,
+    switch: Option<mocc_policy::ModeSwitch>,
 ) -> Parity {
     trained.observation.history_len = 5;
     let obs_dim = 5 * trained.observation.features.len();
     let dir = temp_dir(tag);
     let (_vs, _model, _norm, policy) =
         random_export(Architecture::mocc(obs_dim), &trained, 31, &dir);
+    let policy = match switch {
+        Some(switch) => {
+            let (.., competitive) =
+                random_export(Architecture::mocc(obs_dim), &trained, 32, &dir.join("b"));
+            mocc_policy::Policy::write_pair(&dir.join("pair"), &policy, &competitive, switch)
+                .unwrap()
+        }
+        None => policy,
+    };
     let policy = Arc::new(policy);
     let mut cfg = export_scenario(&policy);
     cfg.link = link;
@@ -363,6 +402,7 @@ fn shared_link_parity(
     let mut probe_mis = 0;
     let mut ws = policy.workspace();
     let mut decisions = [0usize; 3];
+    let mut modes = [0usize; 2];
     // Values of the newest MI's last feature (send ratio, or the peak delivery ratio).
     let mut last_feature = std::collections::BTreeSet::new();
     let mut decided_at = Vec::new();
@@ -388,7 +428,10 @@ fn shared_link_parity(
                 last_feature.insert(newest.to_bits());
             }
             let w = objectives[k].map(|v| v as f32);
-            let a = policy.mean_action(env.slot_observation(k), &w, &mut ws);
+            let mode = env.slot_mode(k);
+            assert_eq!(mode, c.mode(), "slot {k}");
+            modes[usize::from(mode == mocc_policy::Mode::Competitive)] += 1;
+            let a = policy.mean_action_in(mode, env.slot_observation(k), &w, &mut ws);
             actions[k] = Action::Delta(f64::from(a));
             decisions[k] += 1;
         }
@@ -449,5 +492,6 @@ fn shared_link_parity(
     Parity {
         decided_at,
         probe_mis,
+        modes,
     }
 }

@@ -1,0 +1,272 @@
+//! Copa's mode switch for learned senders: a cooperative policy while the flows on the path
+//! empty their queue together, a competitive one while a sender that does not yield to delay
+//! (Cubic) keeps a queue that outlasts the flow's own base-RTT probes.
+//!
+//! Copa (Arun and Balakrishnan, NSDI 2018) stays in its default, delay-yielding mode while the
+//! queueing delay is nearly zero at least once every five RTTs, and turns competitive when it is
+//! not. Learned senders that probe the base RTT ([`ProbeRtt`](crate::ProbeRtt)) have a sharper
+//! test: flows that yield to delay probe together and drain the queue they share, so a probe
+//! whose every MI still sees a queue meets a sender that does not yield. The switch turns
+//! competitive at the end of such a probe, and cooperative again at the first MI that sees the
+//! path without a queue (its mean latency within `queue_ratio` of the connection's lowest).
+//! A probe held up by the rate rule's floor cannot drain much; where several flows sit near the
+//! floor of a slow link, their queue outlasts the probes and they turn competitive too
+//! (docs/shared-links.md, "Two policies and Copa's switch").
+//!
+//! The policy an export runs in each mode is the export's business ([`crate::Policy`]); the
+//! switch only keeps the mode, in the MI clock, so the gym and a deployed
+//! [`Controller`](crate::Controller) switch at the same MIs.
+
+use crate::mi::MonitorInterval;
+use crate::probe::MAX_PROBE_INTERVAL_S;
+use crate::rate::{invalid, RateError};
+use serde::{Deserialize, Serialize};
+
+/// When a learned sender switches between its cooperative and competitive policies.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeSwitch {
+    /// An MI whose mean latency is at most this multiple of the connection's lowest MI mean
+    /// latency sees no queue (> 1; default 1.1, the probes' `quiet_latency_ratio` in the
+    /// shipped configs). A probe none of whose MIs does turns the sender competitive; any MI
+    /// that does turns it cooperative.
+    #[serde(default = "default_queue_ratio")]
+    pub queue_ratio: f64,
+    /// Seconds without an MI that sees the path after which the sender probes, whether or not
+    /// its probe timer would (absent: only the timer's probes test the queue). A latency
+    /// baseline that follows a competitor's standing queue finds every MI quiet and never
+    /// probes; this probe is what then turns the sender competitive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_after_s: Option<f64>,
+}
+
+fn default_queue_ratio() -> f64 {
+    1.1
+}
+
+impl Default for ModeSwitch {
+    fn default() -> Self {
+        Self {
+            queue_ratio: default_queue_ratio(),
+            probe_after_s: None,
+        }
+    }
+}
+
+impl ModeSwitch {
+    /// Checks the parameters; errors name the field under `mode_switch`.
+    pub fn validate(&self) -> Result<(), RateError> {
+        if !(self.queue_ratio > 1.0 && self.queue_ratio.is_finite()) {
+            return invalid(
+                "mode_switch.queue_ratio",
+                format!("must be finite and > 1 (got {})", self.queue_ratio),
+            );
+        }
+        match self.probe_after_s {
+            Some(s) if !(s > 0.0 && s <= MAX_PROBE_INTERVAL_S) => invalid(
+                "mode_switch.probe_after_s",
+                format!("must lie in (0, {MAX_PROBE_INTERVAL_S}] (got {s})"),
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Which of an export's policies decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The policy trained to share a link with flows that yield to delay (the default, and the
+    /// only mode of an export without a switch).
+    #[default]
+    Cooperative,
+    /// The policy trained to hold its own beside a sender that keeps a standing queue.
+    Competitive,
+}
+
+/// One connection's mode and what the switch remembers to change it.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeState {
+    mode: Mode,
+    /// The connection's lowest MI mean latency (s); `None` before an RTT sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lowest_s: Option<f64>,
+    /// Whether an MI of the probe under way saw no queue.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    probe_saw_path: bool,
+    /// End (s) of the last MI that saw the path, or of the last probe (`probe_after_s`);
+    /// `None` before the first recorded MI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path_seen_s: Option<f64>,
+}
+
+impl ModeState {
+    /// The mode in force.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Whether nothing was recorded yet (a connection without a switch keeps it so).
+    pub fn is_fresh(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Folds in a recorded MI. `in_probe`: it was a base-RTT probe MI; `probe_ended`: it was the
+    /// probe's last. Returns the mode in force for the next decision.
+    pub fn on_mi(
+        &mut self,
+        switch: &ModeSwitch,
+        mi: &MonitorInterval,
+        in_probe: bool,
+        probe_ended: bool,
+    ) -> Mode {
+        let latency = mi.avg_latency_s();
+        let sees_path = latency > 0.0 && self.note_latency(latency, switch.queue_ratio);
+        if sees_path || self.path_seen_s.is_none() {
+            self.path_seen_s = Some(mi.send_end_s);
+        }
+        if sees_path {
+            self.mode = Mode::Cooperative;
+        }
+        if in_probe {
+            self.probe_saw_path |= sees_path;
+            if probe_ended {
+                if !self.probe_saw_path {
+                    self.mode = Mode::Competitive;
+                }
+                self.probe_saw_path = false;
+                self.path_seen_s = Some(mi.send_end_s);
+            }
+        }
+        self.mode
+    }
+
+    /// Whether the switch asks for a probe after an MI that ended at `end_s`: `probe_after_s`
+    /// have passed since an MI last saw the path (or a probe ended).
+    pub fn wants_probe(&self, switch: &ModeSwitch, end_s: f64) -> bool {
+        match (switch.probe_after_s, self.path_seen_s) {
+            (Some(after), Some(seen)) => end_s - seen >= after,
+            _ => false,
+        }
+    }
+
+    /// Folds in a warm-up MI (not recorded): its latency counts towards the connection's
+    /// lowest, which a competitor's queue may otherwise hide from the first recorded MI on.
+    pub fn note_warmup(&mut self, mi: &MonitorInterval) {
+        let latency = mi.avg_latency_s();
+        if latency > 0.0 {
+            self.lowest_s = Some(self.lowest_s.map_or(latency, |l| l.min(latency)));
+        }
+    }
+
+    /// Lowers the connection's lowest latency by `latency_s` (> 0) where it is lower, and says
+    /// whether `latency_s` lies within `queue_ratio` of it.
+    fn note_latency(&mut self, latency_s: f64, queue_ratio: f64) -> bool {
+        let lowest = self.lowest_s.map_or(latency_s, |l| l.min(latency_s));
+        self.lowest_s = Some(lowest);
+        latency_s <= queue_ratio * lowest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mi::RttSummary;
+
+    /// An MI whose mean latency is `latency_s` (no RTT samples when 0).
+    fn mi(latency_s: f64) -> MonitorInterval {
+        let samples: Vec<f64> = if latency_s > 0.0 {
+            vec![latency_s]
+        } else {
+            Vec::new()
+        };
+        MonitorInterval {
+            rtt: RttSummary::from_samples(&samples),
+            ..MonitorInterval::default()
+        }
+    }
+
+    /// Feeds (latency, in_probe, probe_ended) MIs and returns the mode after each.
+    fn modes(mis: &[(f64, bool, bool)]) -> Vec<Mode> {
+        let switch = ModeSwitch::default();
+        let mut state = ModeState::default();
+        mis.iter()
+            .map(|&(l, p, e)| state.on_mi(&switch, &mi(l), p, e))
+            .collect()
+    }
+
+    use Mode::{Competitive as K, Cooperative as C};
+
+    #[test]
+    fn a_probe_that_never_sees_the_path_turns_the_sender_competitive() {
+        // Lowest 40 ms; 1.1 x 40 = 44 ms. A probe of two MIs at 60 and 50 ms keeps a queue.
+        let m = modes(&[
+            (0.04, false, false),
+            (0.06, false, false),
+            (0.06, true, false),
+            (0.05, true, true),
+            (0.07, false, false),
+        ]);
+        assert_eq!(m, [C, C, C, K, K]);
+    }
+
+    #[test]
+    fn a_probe_that_drains_the_queue_keeps_the_sender_cooperative() {
+        // The probe's second MI, 44 ms, is within 1.1 of 40 ms.
+        let m = modes(&[
+            (0.04, false, false),
+            (0.08, false, false),
+            (0.06, true, false),
+            (0.044, true, true),
+            (0.08, false, false),
+        ]);
+        assert_eq!(m, [C; 5]);
+    }
+
+    #[test]
+    fn an_mi_without_a_queue_turns_a_competitive_sender_cooperative() {
+        let m = modes(&[
+            (0.04, false, false),
+            (0.06, true, true),
+            (0.07, false, false),
+            // No RTT samples say nothing.
+            (0.0, false, false),
+            (0.0441, false, false),
+            (0.044, false, false),
+        ]);
+        assert_eq!(m, [C, K, K, K, K, C]);
+    }
+
+    #[test]
+    fn a_probe_without_rtt_samples_turns_competitive_and_a_lower_latency_is_the_new_lowest() {
+        // A probe whose MIs carry no RTT samples saw no path. The first sample sets the lowest,
+        // and a later lower one lowers it: 30 ms after 40 ms makes 40 ms a queue.
+        let m = modes(&[(0.0, true, true), (0.04, false, false)]);
+        assert_eq!(m, [K, C]);
+        let m = modes(&[
+            (0.04, false, false),
+            (0.03, false, false),
+            (0.04, true, true),
+        ]);
+        assert_eq!(m, [C, C, K]);
+    }
+
+    #[test]
+    fn the_queue_ratio_must_exceed_one() {
+        assert!(ModeSwitch::default().validate().is_ok());
+        for r in [1.0, 0.5, f64::INFINITY, f64::NAN] {
+            let bad = ModeSwitch {
+                queue_ratio: r,
+                ..ModeSwitch::default()
+            };
+            assert!(matches!(
+                bad.validate(),
+                Err(RateError::Invalid {
+                    field: "mode_switch.queue_ratio",
+                    ..
+                })
+            ));
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! `mocc pair`.
+
+use anyhow::Context;
+use clap::Args;
+use mocc_policy::{ModeSwitch, Policy};
+use std::path::PathBuf;
+
+/// Arguments of `mocc pair`.
+#[derive(Debug, Args)]
+pub struct PairArgs {
+    /// Export folder of the cooperative policy (decides by default; `mocc export` writes one).
+    cooperative: PathBuf,
+    /// Export folder of the competitive policy (decides while a queue outlasts the probes).
+    competitive: PathBuf,
+    /// Paired export folder (created): the cooperative export with `action.mode_switch`, and
+    /// the competitive one in `competitive/`.
+    #[arg(long)]
+    out: PathBuf,
+    /// An MI within this multiple of the connection's lowest latency sees no queue (> 1).
+    #[arg(long, default_value_t = ModeSwitch::default().queue_ratio)]
+    queue_ratio: f64,
+    /// Probe after this many seconds without an MI that sees the path, whether or not the
+    /// probe timer would (default: only the timer's probes).
+    #[arg(long)]
+    probe_after_s: Option<f64>,
+}
+
+/// Runs `mocc pair`; the last stdout line is the JSON of the paired policy.json.
+pub fn run(args: PairArgs) -> anyhow::Result<()> {
+    let load = |path: &PathBuf, role: &str| {
+        Policy::load(path).with_context(|| format!("cannot load the {role} export"))
+    };
+    let cooperative = load(&args.cooperative, "cooperative")?;
+    let competitive = load(&args.competitive, "competitive")?;
+    let switch = ModeSwitch {
+        queue_ratio: args.queue_ratio,
+        probe_after_s: args.probe_after_s,
+    };
+    let paired = Policy::write_pair(&args.out, &cooperative, &competitive, switch)
+        .with_context(|| format!("cannot write the pair to {}", args.out.display()))?;
+    eprintln!("pair: {}", args.out.display());
+    super::print_line(serde_json::to_string(paired.spec())?)?;
+    Ok(())
+}
