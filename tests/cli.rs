@@ -1193,7 +1193,7 @@ fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
         "--queue-ratio",
         "1",
     ]);
-    assert_fails_naming(&out, "mode_switch.queue_ratio");
+    assert_fails_naming(&out, "--queue-ratio: must be finite and > 1");
     assert!(!refused.join("policy.json").exists());
     let _ = std::fs::remove_dir_all(root);
 }

@@ -394,15 +394,16 @@ fn snapshot_restore_continues_bit_identically_through_probes() {
 }
 
 /// A learned sender beside Cubic turns competitive at a probe that keeps Cubic's queue; a
-/// snapshot taken then restores every slot's mode, and both envs switch at the same steps,
-/// for one learned sender (the single-sender snapshot) and for two.
+/// snapshot taken then restores every slot's mode switch, and both envs go on with the same
+/// snapshots step by step, back to cooperative once Cubic leaves and the agents back off, for
+/// one learned sender (the single-sender snapshot) and for two.
 #[test]
 fn snapshot_restore_keeps_the_mode_switch() {
     use mocc_gym::{Action, Env, Mode, Scenario, SlotPhase};
     let base = "link: {bandwidth_pps: 400, delay_s: 0.02, queue_pkts: 60, loss: 0}\n\
                 action: {probe_rtt: {interval_s: 1, quiet_latency_ratio: 1.1}, \
                 mode_switch: {probe_after_s: 2}}\nepisode_mis: 3000\n";
-    let cubic = "  - {controller: cubic, start_time_s: 0.5}\n";
+    let cubic = "  - {controller: cubic, start_time_s: 0.5, stop_time_s: 40}\n";
     let agent = "  - {controller: agent, start_rate: {pps: 200}}\n";
     for agents in [1, 2] {
         let yaml = format!("{base}senders:\n{}{cubic}", agent.repeat(agents));
@@ -410,9 +411,15 @@ fn snapshot_restore_keeps_the_mode_switch() {
             Scenario::from_yaml_str(&yaml, std::path::Path::new("modes.yaml")).unwrap(),
         );
         let mut a = Env::new(s.clone(), 3, 0);
-        // Agents that never slow down: Cubic's queue stands.
+        // Agents that never slow down while Cubic is there: its queue stands. Then they back
+        // off, and the queue drains.
         let step = |env: &mut Env| -> Vec<Mode> {
-            let actions: Vec<Action> = (0..env.slot_count()).map(|_| Action::Delta(0.5)).collect();
+            let push = if env.network().now_s() < 40.0 {
+                0.5
+            } else {
+                -0.5
+            };
+            let actions: Vec<Action> = (0..env.slot_count()).map(|_| Action::Delta(push)).collect();
             env.step_slots(&actions);
             (0..env.slot_count()).map(|k| env.slot_mode(k)).collect()
         };
@@ -426,11 +433,21 @@ fn snapshot_restore_keeps_the_mode_switch() {
         let modes =
             |env: &Env| -> Vec<Mode> { (0..env.slot_count()).map(|k| env.slot_mode(k)).collect() };
         assert_eq!(modes(&a), modes(&b), "{agents} agents");
-        for k in 0..2_000 {
+        let snap = |env: &Env| serde_json::to_string(&env.snapshot()).unwrap();
+        let mut back_to_cooperative = false;
+        for k in 0..20_000 {
             if (0..a.slot_count()).all(|s| a.slot_phase(s) == SlotPhase::Done) {
                 break;
             }
-            assert_eq!(step(&mut a), step(&mut b), "{agents} agents, step {k}");
+            let now = step(&mut a);
+            assert_eq!(now, step(&mut b), "{agents} agents, step {k}");
+            assert_eq!(snap(&a), snap(&b), "{agents} agents, step {k}");
+            let late = a.network().now_s() > 40.0;
+            back_to_cooperative |= late && !now.contains(&Mode::Competitive);
         }
+        assert!(
+            back_to_cooperative,
+            "{agents} agents: competitive to the end"
+        );
     }
 }

@@ -395,16 +395,57 @@ mod tests {
         assert!(c.on_mi(&probe_mi(1.75)));
         assert_eq!(c.mode(), Mode::Competitive);
         assert!(!c.probing());
-        // The next forced probe comes 1 s after this one ended; the path at 2.0 s ends it all.
+        // The next forced probe comes 1 s after this one ended (1.75 s): at 2.75 s.
+        let mut queued = c.clone();
+        for end in [2.0, 2.25, 2.5] {
+            assert!(queued.on_mi(&at(end, 0.06)));
+        }
+        assert!(!queued.on_mi(&at(2.75, 0.06)));
+        assert!(queued.probing());
+        // The path at 2.0 s instead: cooperative at once, and no probe at 2.75 s.
         assert!(c.on_mi(&at(2.0, 0.043)));
         assert_eq!(c.mode(), Mode::Cooperative);
-        // Without a switch the same MIs never probe and stay cooperative.
+        for end in [2.25, 2.5, 2.75] {
+            assert!(c.on_mi(&at(end, 0.06)));
+        }
+        // Without a switch the same MIs never probe.
         let mut plain = clock(0, 0.0).with_probe(Some(probe));
         plain.reset(0.05);
         for end in 1..=12 {
             assert!(plain.on_mi(&at(0.25 * f64::from(end), 0.06)));
-            assert_eq!(plain.mode(), Mode::Cooperative);
         }
+    }
+
+    #[test]
+    fn warm_up_mis_count_towards_the_switchs_lowest_latency() {
+        // A 40 ms warm-up MI, then 50 ms: within 1.1 of the first recorded MI, a queue against
+        // the warm-up's 40 ms. A probe of 50 ms MIs turns the sender competitive only with it.
+        let probe = ProbeRtt {
+            mis: 1,
+            ..ProbeRtt::every(0.5)
+        };
+        let run = |warm_up_rtt: f64| {
+            let mut c = clock(1, 0.0)
+                .with_probe(Some(probe))
+                .with_mode_switch(Some(ModeSwitch::default()));
+            c.reset(0.05);
+            c.on_mi(&MonitorInterval {
+                send_start_s: 0.0,
+                send_end_s: 0.25,
+                ..mi(warm_up_rtt)
+            });
+            for i in 2..=6 {
+                let end = 0.25 * f64::from(i);
+                c.on_mi(&MonitorInterval {
+                    send_start_s: end - 0.25,
+                    send_end_s: end,
+                    ..mi(0.05)
+                });
+            }
+            c.mode()
+        };
+        assert_eq!(run(0.04), Mode::Competitive);
+        assert_eq!(run(0.0), Mode::Cooperative);
     }
 
     #[test]

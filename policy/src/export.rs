@@ -62,7 +62,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl Policy {
-    /// Loads and validates an export folder (or its `policy.json`).
+    /// Loads and validates an export folder (or its `policy.json`); a paired one with its
+    /// competitive policy.
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, PolicyError> {
         let dir = dir.as_ref();
         let dir = if dir.is_file() {
@@ -70,9 +71,36 @@ impl Policy {
         } else {
             dir
         };
+        let mut policy = Self::load_single(dir, true)?;
+        if policy.spec.action.mode_switch.is_some() {
+            let spec_path = dir.join(SPEC_FILE);
+            let competitive =
+                Self::load_single(&dir.join(COMPETITIVE_DIR), false).map_err(|e| {
+                    PolicyError::Invalid {
+                        path: spec_path.clone(),
+                        field: "action.mode_switch".into(),
+                        message: format!("needs a single export in {COMPETITIVE_DIR}/: {e}"),
+                    }
+                })?;
+            check_pairable(&policy, &competitive, &spec_path)?;
+            policy.competitive = Some(Box::new(competitive));
+        }
+        Ok(policy)
+    }
+
+    /// Loads the export in `dir` without its competitive policy; a paired description is
+    /// refused unless `may_pair`.
+    fn load_single(dir: &Path, may_pair: bool) -> Result<Self, PolicyError> {
         let spec_path = dir.join(SPEC_FILE);
         let text = std::fs::read_to_string(&spec_path).map_err(io(&spec_path))?;
         let spec = parse_spec(&spec_path, &text)?;
+        if !may_pair && spec.action.mode_switch.is_some() {
+            return Err(PolicyError::Invalid {
+                path: spec_path,
+                field: "action.mode_switch".into(),
+                message: "a paired export cannot be half of another pair".into(),
+            });
+        }
         let plain = Path::new(&spec.weights.file)
             .file_name()
             .is_some_and(|n| n == spec.weights.file.as_str());
@@ -99,11 +127,6 @@ impl Policy {
         let tensors = read_safetensors(&weights_path, &bytes)?;
         let mut policy = Self::build(spec, &tensors, &spec_path, &weights_path)?;
         policy.source = dir.to_path_buf();
-        if policy.spec.action.mode_switch.is_some() {
-            let competitive = Self::load(dir.join(COMPETITIVE_DIR))?;
-            check_pairable(&policy, &competitive, &spec_path)?;
-            policy.competitive = Some(Box::new(competitive));
-        }
         Ok(policy)
     }
 
@@ -287,20 +310,18 @@ impl Policy {
         }
     }
 
-    /// Writes a paired export to `dir`: `cooperative`'s description with `switch` as its
-    /// `action.mode_switch` and its weights, and `competitive`'s export in
-    /// `dir/competitive/`. Both must be single policies of one observation, MI clock and rate
-    /// rule. Returns the written pair, loaded back.
+    /// Writes a paired export to `dir`, which must not exist or be empty: `cooperative`'s
+    /// description with `switch` as its `action.mode_switch` and its weights, and
+    /// `competitive`'s export in `dir/competitive/`. Both must be single policies of one
+    /// observation, MI clock and rate rule. Every input file is read before anything is
+    /// written. Returns the written pair, loaded back.
     pub fn write_pair(
         dir: &Path,
         cooperative: &Policy,
         competitive: &Policy,
         switch: ModeSwitch,
     ) -> Result<Policy, PolicyError> {
-        let mut spec = cooperative.spec.clone();
-        spec.action.mode_switch = Some(switch);
-        let spec_path = dir.join(SPEC_FILE);
-        validate_spec(&spec, &spec_path)?;
+        let source_spec = cooperative.source.join(SPEC_FILE);
         for (policy, role) in [(cooperative, "cooperative"), (competitive, "competitive")] {
             if policy.competitive.is_some() {
                 return Err(PolicyError::Invalid {
@@ -311,15 +332,20 @@ impl Policy {
             }
         }
         let mut paired = cooperative.clone();
-        paired.spec = spec.clone();
-        check_pairable(&paired, competitive, &spec_path)?;
-        let inner = dir.join(COMPETITIVE_DIR);
-        std::fs::create_dir_all(&inner).map_err(io(&inner))?;
-        copy_export(competitive, &inner)?;
-        let weights = cooperative.source.join(&cooperative.spec.weights.file);
-        let bytes = std::fs::read(&weights).map_err(io(&weights))?;
-        write_atomic(&dir.join(&spec.weights.file), &bytes)?;
-        write_spec(&spec_path, &spec)?;
+        paired.spec.action.mode_switch = Some(switch);
+        validate_spec(&paired.spec, &source_spec)?;
+        check_pairable(&paired, competitive, &source_spec)?;
+        let weights = read_files(cooperative, &[cooperative.spec.weights.file.as_str()])?;
+        let inner_files = [SPEC_FILE, competitive.spec.weights.file.as_str()];
+        let inner = read_files(competitive, &inner_files)?;
+        refuse_non_empty(dir)?;
+        let inner_dir = dir.join(COMPETITIVE_DIR);
+        std::fs::create_dir_all(&inner_dir).map_err(io(&inner_dir))?;
+        for (file, bytes) in inner_files.iter().zip(&inner) {
+            write_atomic(&inner_dir.join(file), bytes)?;
+        }
+        write_atomic(&dir.join(&paired.spec.weights.file), &weights[0])?;
+        write_spec(&dir.join(SPEC_FILE), &paired.spec)?;
         Self::load(dir)
     }
 
@@ -356,14 +382,35 @@ fn write_spec(spec_path: &Path, spec: &PolicySpec) -> Result<(), PolicyError> {
     write_atomic(spec_path, format!("{json}\n").as_bytes())
 }
 
-/// Copies a loaded single policy's description and weights file into `dir`.
-fn copy_export(policy: &Policy, dir: &Path) -> Result<(), PolicyError> {
-    for file in [SPEC_FILE, policy.spec.weights.file.as_str()] {
-        let from = policy.source.join(file);
-        let bytes = std::fs::read(&from).map_err(io(&from))?;
-        write_atomic(&dir.join(file), &bytes)?;
+/// The bytes of `files` in the folder `policy` was loaded from.
+fn read_files(policy: &Policy, files: &[&str]) -> Result<Vec<Vec<u8>>, PolicyError> {
+    files
+        .iter()
+        .map(|file| {
+            let path = policy.source.join(file);
+            std::fs::read(&path).map_err(io(&path))
+        })
+        .collect()
+}
+
+/// Refuses a folder that exists and holds anything (a pair is written into a new folder, so
+/// it never replaces one of its own halves).
+fn refuse_non_empty(dir: &Path) -> Result<(), PolicyError> {
+    let mut entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(dir)(e)),
+    };
+    if entries.next().is_none() {
+        return Ok(());
     }
-    Ok(())
+    Err(PolicyError::Io {
+        path: dir.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "the pair's folder must be new or empty",
+        ),
+    })
 }
 
 /// Checks that `competitive` can decide in `paired`'s place: a single policy with the same

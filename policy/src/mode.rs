@@ -253,7 +253,33 @@ mod tests {
     }
 
     #[test]
-    fn the_queue_ratio_must_exceed_one() {
+    fn a_forced_probe_is_due_probe_after_s_past_the_path_or_the_last_probe() {
+        let switch = ModeSwitch {
+            probe_after_s: Some(2.0),
+            ..ModeSwitch::default()
+        };
+        let at = |end: f64, latency: f64| MonitorInterval {
+            send_end_s: end,
+            ..mi(latency)
+        };
+        let mut state = ModeState::default();
+        assert!(!state.wants_probe(&switch, 10.0), "nothing recorded yet");
+        // The first MI (a queue or not) starts the count; the path at 1 s restarts it.
+        state.on_mi(&switch, &at(0.5, 0.06), false, false);
+        state.on_mi(&switch, &at(1.0, 0.04), false, false);
+        state.on_mi(&switch, &at(2.9, 0.06), false, false);
+        assert!(!state.wants_probe(&switch, 2.9));
+        assert!(state.wants_probe(&switch, 3.0));
+        // A probe's end restarts it too.
+        state.on_mi(&switch, &at(3.5, 0.06), true, true);
+        assert!(!state.wants_probe(&switch, 5.4));
+        assert!(state.wants_probe(&switch, 5.5));
+        // Without probe_after_s: never.
+        assert!(!state.wants_probe(&ModeSwitch::default(), 100.0));
+    }
+
+    #[test]
+    fn the_queue_ratio_must_exceed_one_and_probe_after_s_lie_in_range() {
         assert!(ModeSwitch::default().validate().is_ok());
         for r in [1.0, 0.5, f64::INFINITY, f64::NAN] {
             let bad = ModeSwitch {
@@ -264,6 +290,19 @@ mod tests {
                 bad.validate(),
                 Err(RateError::Invalid {
                     field: "mode_switch.queue_ratio",
+                    ..
+                })
+            ));
+        }
+        for s in [0.0, -1.0, 3601.0, f64::NAN] {
+            let bad = ModeSwitch {
+                probe_after_s: Some(s),
+                ..ModeSwitch::default()
+            };
+            assert!(matches!(
+                bad.validate(),
+                Err(RateError::Invalid {
+                    field: "mode_switch.probe_after_s",
                     ..
                 })
             ));

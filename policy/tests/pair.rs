@@ -140,19 +140,48 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     Policy::write(&other_dir, spec, &tensors).expect("writes");
     let other = Policy::load(&other_dir).expect("loads");
     let e = err_text(Policy::write_pair(&root.join("p1"), &coop, &other, switch));
-    assert!(e.contains("action") && e.contains("competitive"), "{e}");
+    assert!(
+        e.contains("policy.json: action: differs from the competitive"),
+        "{e}"
+    );
+    assert!(!root.join("p1").exists(), "nothing written");
     // A switch without probes in the rule.
     let (spec, tensors) = random_policy(true, 4);
     let plain_dir = root.join("plain");
     Policy::write(&plain_dir, spec, &tensors).expect("writes");
     let plain = Policy::load(&plain_dir).expect("loads");
     let e = err_text(Policy::write_pair(&root.join("p2"), &plain, &plain, switch));
-    assert!(e.contains("mode_switch"), "{e}");
-    // A pair inside a pair.
+    assert!(e.contains("mode_switch: needs probe_rtt"), "{e}");
+    // A pair as either half of another.
     let pair_dir = root.join("p3");
     let pair = Policy::write_pair(&pair_dir, &coop, &comp, switch).expect("pairs");
     let e = err_text(Policy::write_pair(&root.join("p4"), &pair, &comp, switch));
-    assert!(e.contains("single policy"), "{e}");
+    assert!(
+        e.contains("the cooperative policy of a pair must be a single"),
+        "{e}"
+    );
+    let e = err_text(Policy::write_pair(&root.join("p4"), &coop, &pair, switch));
+    assert!(
+        e.contains("the competitive policy of a pair must be a single"),
+        "{e}"
+    );
+    // Into a folder that holds anything, such as one of its halves: refused, nothing changed.
+    let before = std::fs::read(root.join("a/policy.safetensors")).expect("reads");
+    let e = err_text(Policy::write_pair(&root.join("a"), &coop, &comp, switch));
+    assert!(e.contains("must be new or empty"), "{e}");
+    assert_eq!(
+        std::fs::read(root.join("a/policy.safetensors")).expect("reads"),
+        before
+    );
+    assert!(!root.join("a/competitive").exists());
+    // A pair whose competitive folder holds a pair.
+    let nested = root.join("p5");
+    Policy::write_pair(&nested, &coop, &comp, switch).expect("pairs");
+    let inner = nested.join("competitive");
+    std::fs::remove_dir_all(&inner).expect("removes");
+    std::fs::rename(&pair_dir, &inner).expect("moves");
+    let e = err_text(Policy::load(&nested));
+    assert!(e.contains("cannot be half of another pair"), "{e}");
     // A paired description cannot be built without its folder.
     let (mut spec, tensors) = random_policy(true, 3);
     spec.action = pair.rate_rule();
@@ -164,8 +193,11 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     ));
     assert!(e.contains("action.mode_switch"), "{e}");
     // A paired folder whose competitive policy is gone.
-    std::fs::remove_dir_all(pair_dir.join("competitive")).expect("removes");
-    let e = err_text(Policy::load(&pair_dir));
-    assert!(e.contains("competitive"), "{e}");
+    std::fs::remove_dir_all(inner.join("competitive")).expect("removes");
+    let e = err_text(Policy::load(&inner));
+    assert!(
+        e.contains("action.mode_switch: needs a single export in competitive/"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(root);
 }

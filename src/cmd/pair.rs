@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use mocc_policy::{ModeSwitch, Policy};
+use mocc_policy::{ModeSwitch, Policy, RateError};
 use std::path::PathBuf;
 
 /// Arguments of `mocc pair`.
@@ -27,15 +27,21 @@ pub struct PairArgs {
 
 /// Runs `mocc pair`; the last stdout line is the JSON of the paired policy.json.
 pub fn run(args: PairArgs) -> anyhow::Result<()> {
+    let switch = ModeSwitch {
+        queue_ratio: args.queue_ratio,
+        probe_after_s: args.probe_after_s,
+    };
+    switch
+        .validate()
+        .map_err(|RateError::Invalid { field, message }| {
+            let flag = field.trim_start_matches("mode_switch.").replace('_', "-");
+            anyhow::anyhow!("--{flag}: {message}")
+        })?;
     let load = |path: &PathBuf, role: &str| {
         Policy::load(path).with_context(|| format!("cannot load the {role} export"))
     };
     let cooperative = load(&args.cooperative, "cooperative")?;
     let competitive = load(&args.competitive, "competitive")?;
-    let switch = ModeSwitch {
-        queue_ratio: args.queue_ratio,
-        probe_after_s: args.probe_after_s,
-    };
     let paired = Policy::write_pair(&args.out, &cooperative, &competitive, switch)
         .with_context(|| format!("cannot write the pair to {}", args.out.display()))?;
     eprintln!("pair: {}", args.out.display());

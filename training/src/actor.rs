@@ -25,15 +25,17 @@ pub enum PolicyLoadError {
 
 /// A frozen actor: mean actions for observations and objectives, deterministically.
 pub trait Actor {
-    /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`.
-    fn mean_actions(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32>;
+    /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`, row `i` by
+    /// the network of `modes[i]` (a single network decides in every mode).
+    fn mean_actions(&self, modes: &[Mode], raw_obs: &[f32], objectives: &[f32]) -> Vec<f32>;
 
     /// Whether the actions depend on the objective (a MOCC network).
     fn takes_objective(&self) -> bool;
 }
 
 impl Actor for FrozenModel {
-    fn mean_actions(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
+    /// One network: the modes do not matter.
+    fn mean_actions(&self, _modes: &[Mode], raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
         let mut normalized = vec![0.0f32; raw_obs.len()];
         self.obs_norm.normalize(raw_obs, &mut normalized);
         self.model.infer(&normalized, objectives, self.device).mean
@@ -45,12 +47,13 @@ impl Actor for FrozenModel {
 }
 
 impl Actor for mocc_policy::Policy {
-    fn mean_actions(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
+    fn mean_actions(&self, modes: &[Mode], raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
         let mut ws = self.workspace();
         raw_obs
             .chunks_exact(self.obs_len())
             .zip(objectives.chunks_exact(3))
-            .map(|(obs, w)| self.mean_action(obs, &[w[0], w[1], w[2]], &mut ws))
+            .zip(modes)
+            .map(|((obs, w), &mode)| self.mean_action_in(mode, obs, &[w[0], w[1], w[2]], &mut ws))
             .collect()
     }
 
@@ -67,12 +70,8 @@ pub struct LoadedPolicy {
 }
 
 enum Driver {
-    /// A trained actor; its sender is the scenario's agent. A paired export adds the actor
-    /// that decides in [`Mode::Competitive`].
-    Learned {
-        cooperative: Box<dyn Actor>,
-        competitive: Option<Box<dyn Actor>>,
-    },
+    /// A trained actor; its sender is the scenario's agent.
+    Learned(Box<dyn Actor>),
     /// A sender that sets its own rate (a classic controller or a constant rate): it is the
     /// observed sender, and actions are ignored.
     Baseline(SenderConfig),
@@ -118,16 +117,10 @@ impl LoadedPolicy {
         }
         if export::is_export(path) {
             let policy = mocc_policy::Policy::load(path)?;
-            let competitive = policy
-                .competitive()
-                .map(|c| Box::new(c.clone()) as Box<dyn Actor>);
             return Ok(Self {
                 name,
                 scenario: export::export_scenario(&policy),
-                driver: Driver::Learned {
-                    cooperative: Box::new(policy),
-                    competitive,
-                },
+                driver: Driver::Learned(Box::new(policy)),
             });
         }
         let ckpt = Checkpoint::open(path)?;
@@ -139,10 +132,7 @@ impl LoadedPolicy {
             .map_err(PolicyLoadError::Invalid)?;
         Ok(Self {
             name,
-            driver: Driver::Learned {
-                cooperative: Box::new(frozen),
-                competitive: None,
-            },
+            driver: Driver::Learned(Box::new(frozen)),
             scenario: scenario.config().clone(),
         })
     }
@@ -160,7 +150,7 @@ impl LoadedPolicy {
     /// Whether the policy's actions depend on the objective (a MOCC network).
     pub fn takes_objective(&self) -> bool {
         match &self.driver {
-            Driver::Learned { cooperative, .. } => cooperative.takes_objective(),
+            Driver::Learned(a) => a.takes_objective(),
             Driver::Baseline(_) => false,
         }
     }
@@ -169,35 +159,18 @@ impl LoadedPolicy {
     pub fn baseline(&self) -> Option<&SenderConfig> {
         match &self.driver {
             Driver::Baseline(s) => Some(s),
-            Driver::Learned { .. } => None,
+            Driver::Learned(_) => None,
         }
     }
 
     /// Mean actions for raw observations `[n, obs_dim]` and objectives `[n, 3]`, row `i` by the
-    /// policy of `modes[i]` (the deciding sender's [`mocc_gym::Env::slot_mode`]; a single
-    /// policy decides in every mode); zeros for a baseline, which ignores them.
+    /// network of `modes[i]` (the deciding sender's [`mocc_gym::Env::slot_mode`]; only a paired
+    /// export has two); zeros for a baseline, which ignores them.
     pub fn act(&self, modes: &[Mode], raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
         let n = objectives.len() / 3;
-        debug_assert_eq!(modes.len(), n, "one mode per row");
+        assert_eq!(modes.len(), n, "one mode per row");
         match &self.driver {
-            Driver::Learned {
-                cooperative,
-                competitive: Some(competitive),
-            } if modes.contains(&Mode::Competitive) => {
-                // Paired exports run row by row anyway (mocc-policy's runtime).
-                let d = raw_obs.len() / n;
-                (0..n)
-                    .map(|i| {
-                        let actor = match modes[i] {
-                            Mode::Cooperative => cooperative,
-                            Mode::Competitive => competitive,
-                        };
-                        let row = &raw_obs[i * d..(i + 1) * d];
-                        actor.mean_actions(row, &objectives[i * 3..(i + 1) * 3])[0]
-                    })
-                    .collect()
-            }
-            Driver::Learned { cooperative, .. } => cooperative.mean_actions(raw_obs, objectives),
+            Driver::Learned(a) => a.mean_actions(modes, raw_obs, objectives),
             Driver::Baseline(_) => vec![0.0; n],
         }
     }

@@ -118,7 +118,8 @@ pub fn record_policy_mis(
     let mut mis = Vec::with_capacity(steps as usize);
     for _ in 0..steps {
         env.step_driving(|env, k| {
-            let a = policy.mean_action(env.slot_observation(k), &objective, &mut ws);
+            let obs = env.slot_observation(k);
+            let a = policy.mean_action_in(env.slot_mode(k), obs, &objective, &mut ws);
             mocc_gym::Action::Delta(f64::from(a))
         });
         // A base-RTT probe's MIs precede the step's.

@@ -403,6 +403,8 @@ fn shared_link_parity(
     let mut ws = policy.workspace();
     let mut decisions = [0usize; 3];
     let mut modes = [0usize; 2];
+    // The warm-up MIs each sender closed before its first decision.
+    let mut warm_up: [Vec<MonitorInterval>; 3] = Default::default();
     // Values of the newest MI's last feature (send ratio, or the peak delivery ratio).
     let mut last_feature = std::collections::BTreeSet::new();
     let mut decided_at = Vec::new();
@@ -414,14 +416,22 @@ fn shared_link_parity(
             }
             let sender = env.slot_sender(k);
             let c = controllers[k].get_or_insert_with(|| {
-                // First decision: the Controller runs the same warm-up.
+                // First decision: the Controller runs the same warm-up, on the same MIs where
+                // they could be seen (the first sender's ran inside Env::new, and only its
+                // last is left: its first stands in as an MI without RTT samples).
                 let mut c = Controller::new(policy.clone(), objectives[k]).unwrap();
                 c.reset(150.0);
-                c.on_monitor_interval(&MonitorInterval::default());
-                c.on_monitor_interval(env.last_mi(sender));
-                fed_until[k] = env.last_mi(sender).send_end_s;
+                if warm_up[k].is_empty() {
+                    warm_up[k] = vec![MonitorInterval::default(), *env.last_mi(sender)];
+                    fed_until[k] = env.last_mi(sender).send_end_s;
+                }
+                assert_eq!(warm_up[k].len(), 2, "slot {k}: two warm-up MIs");
+                for mi in &warm_up[k] {
+                    c.on_monitor_interval(mi);
+                }
                 c
             });
+            assert_eq!(fed_until[k], env.last_mi(sender).send_end_s, "slot {k}");
             assert_eq!(env.slot_observation(k), c.observation(), "slot {k}");
             decided_at.push(env.network().now_s());
             if let Some(newest) = c.observation().last() {
@@ -442,6 +452,15 @@ fn shared_link_parity(
                     env.slot_completion(k).is_none(),
                     "slot {k} completed unseen"
                 );
+                let mi = env.last_mi(env.slot_sender(k));
+                let started = matches!(
+                    env.slot_phase(k),
+                    mocc_gym::SlotPhase::Running | mocc_gym::SlotPhase::Ready
+                );
+                if started && mi.send_end_s > 0.0 && mi.send_end_s > fed_until[k] {
+                    warm_up[k].push(*mi);
+                    fed_until[k] = mi.send_end_s;
+                }
                 continue;
             };
             let sender = env.slot_sender(k);
