@@ -406,4 +406,39 @@ mod tests {
             assert!(within(last), "{rate}: {last}");
         }
     }
+
+    /// The shipped paired export (checkpoints/mocc-pair): beside Cubic on a 4 BDP buffer its
+    /// flow holds a share within the friendliness band, where its cooperative half alone
+    /// starves (0.08, docs/shared-links.md); two of its own flows keep the queue short (they
+    /// stay cooperative; the competitive half fills the buffer, RTT ratio near 4).
+    #[test]
+    fn the_shipped_pair_holds_cubic_and_keeps_its_own_queue_short() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
+        let pair = LoadedPolicy::load(&dir).unwrap();
+        let cubic = constant("cubic");
+        let flow = |driver, start_s| Flow {
+            driver,
+            objective: [0.34, 0.33, 0.33],
+            start_s,
+            extra_rtt_s: 0.0,
+        };
+        let deep = FlowNetwork {
+            bw_pps: 800.0,
+            delay_s: 0.02,
+            queue_pkts: 128.0,
+            loss: 0.0,
+        };
+        let r = run_flows(&deep, &[flow(&pair, 0.0), flow(&cubic, 0.0)], 60.0, 1.0, 0).unwrap();
+        let ratio = r.mean_rate(0, 0.0) / r.mean_rate(1, 0.0);
+        assert!((0.5..=2.0).contains(&ratio), "beside Cubic: {ratio}");
+        let shared = FlowNetwork {
+            queue_pkts: 100.0,
+            ..deep
+        };
+        let r = run_flows(&shared, &[flow(&pair, 0.0), flow(&pair, 5.0)], 30.0, 1.0, 0).unwrap();
+        let rtt = r.rtt_ratio_from(10.0).unwrap();
+        assert!(rtt < 1.5, "two flows: RTT ratio {rtt}");
+        let jain = jain_index(&[r.mean_rate(0, 10.0), r.mean_rate(1, 10.0)]);
+        assert!(jain > 0.9, "two flows: Jain's index {jain}");
+    }
 }
