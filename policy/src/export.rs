@@ -413,8 +413,8 @@ fn refuse_non_empty(dir: &Path) -> Result<(), PolicyError> {
     })
 }
 
-/// Checks that `competitive` can decide in `paired`'s place: a single policy with the same
-/// observation features, history and metrics, MI clock and rate rule (bar the switch), and
+/// Checks that `competitive` can decide in `paired`'s place: the same observation features,
+/// history and metrics, MI clock and rate rule (bar the switch, so a pair never matches), and
 /// objective input. `spec_path` names the paired description in errors.
 fn check_pairable(
     paired: &Policy,
@@ -426,9 +426,7 @@ fn check_pairable(
         mode_switch: None,
         ..a.action
     };
-    let mismatch = if b.action.mode_switch.is_some() {
-        Some("action.mode_switch (the competitive policy must be a single policy)")
-    } else if a.observation.config != b.observation.config {
+    let mismatch = if a.observation.config != b.observation.config {
         Some("observation")
     } else if a.observation.metrics != b.observation.metrics {
         Some("observation.metrics")

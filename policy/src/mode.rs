@@ -160,8 +160,8 @@ impl ModeState {
         }
     }
 
-    /// Lowers the connection's lowest latency by `latency_s` (> 0) where it is lower, and says
-    /// whether `latency_s` lies within `queue_ratio` of it.
+    /// Lowers the connection's lowest latency to `latency_s` (> 0) where that is lower, and
+    /// says whether `latency_s` lies within `queue_ratio` of it.
     fn note_latency(&mut self, latency_s: f64, queue_ratio: f64) -> bool {
         let lowest = self.lowest_s.map_or(latency_s, |l| l.min(latency_s));
         self.lowest_s = Some(lowest);
