@@ -109,16 +109,16 @@ fn simulate_under_capacity_matches_hand_computation() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward,probe,\
+        "mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward,probe,competitive,\
          sent_latency_inflation,latency_ratio,send_ratio"
     );
     let rows: Vec<Vec<f64>> = lines
         .map(|r| r.split(',').map(|v| v.parse().unwrap()).collect())
         .collect();
     assert_eq!(rows.len(), 200);
-    assert!(rows.iter().all(|r| r.len() == 12));
-    // A fixed rate never probes.
-    assert!(rows.iter().all(|r| r[8] == 0.0));
+    assert!(rows.iter().all(|r| r.len() == 13));
+    // A fixed rate never probes, and has no competitive mode.
+    assert!(rows.iter().all(|r| r[8] == 0.0 && r[9] == 0.0));
     // Aurora's per-MI throughput counts one packet fewer than acknowledged:
     // thr_pps + 1/duration is the delivery rate, 50 pkt/s on average.
     let delivered = rows.iter().map(|r| r[4] + 1.0 / r[2]).sum::<f64>() / 200.0;

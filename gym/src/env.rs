@@ -57,6 +57,8 @@ pub struct ProbeMi {
     pub info: StepInfo,
     /// The statistics its sender formed (what a controller is fed).
     pub mi: MonitorInterval,
+    /// The sender's mode after the MI (always cooperative without `action.mode_switch`).
+    pub mode: Mode,
 }
 
 /// Per-step statistics of the agent sender (Aurora's per-MI values).
@@ -590,7 +592,8 @@ impl Env {
             // A probe MI is the clock's, not the agent's: no step; the agent decides after the
             // last one, from the rate it had chosen. Evaluations still count it.
             let (info, _) = self.mi_outcome(k, &mi, self.probe_rate(k));
-            self.probe_mis[k].push(ProbeMi { info, mi });
+            let mode = self.slots[k].clock.mode();
+            self.probe_mis[k].push(ProbeMi { info, mi, mode });
             if left {
                 self.retire(k, now);
             } else if decides {

@@ -2,7 +2,7 @@
 
 use crate::actor::LoadedPolicy;
 use mocc_gym::{Action, Env, Scenario, ScenarioConfig, ScenarioError, StepInfo};
-use mocc_policy::MonitorInterval;
+use mocc_policy::{Mode, MonitorInterval};
 use serde::Serialize;
 use std::io::Write;
 use std::sync::Arc;
@@ -50,6 +50,9 @@ pub struct MiRow {
     /// Whether the MI belongs to a base-RTT probe (no decision follows it; its reward is the
     /// one it would have given).
     pub probe: bool,
+    /// Whether the sender's mode after the MI is competitive (a paired export's competitive
+    /// network takes its next decision).
+    pub competitive: bool,
     /// The MI's observation row (scaled feature values, in the scenario's feature order).
     #[serde(skip)]
     pub features: Vec<f32>,
@@ -273,11 +276,13 @@ fn run(
     Ok(sums.report())
 }
 
-/// One MI a step closed: its values, its raw statistics and whether a probe sent it.
+/// One MI a step closed: its values, its raw statistics, whether a probe sent it and the
+/// sender's mode after it.
 struct ClosedMi {
     info: StepInfo,
     raw: MonitorInterval,
     probe: bool,
+    mode: Mode,
 }
 
 /// The first learned sender's MIs a [`Env::step_driving`] closed, in order: its base-RTT
@@ -287,11 +292,13 @@ fn step_mis(env: &Env) -> Vec<ClosedMi> {
         info: p.info,
         raw: p.mi,
         probe: true,
+        mode: p.mode,
     });
     let step = env.slot_completion(0).map(|step| ClosedMi {
         info: step.info,
         raw: *env.last_mi(env.slot_sender(0)),
         probe: false,
+        mode: env.slot_mode(0),
     });
     probes.chain(step).collect()
 }
@@ -313,6 +320,7 @@ fn mi_row(mi: usize, closed: &ClosedMi, features: Option<&[f32]>, k: usize) -> M
         loss: info.loss,
         reward: info.reward,
         probe: closed.probe,
+        competitive: closed.mode == Mode::Competitive,
         features: features.map_or_else(|| vec![f32::NAN; k], <[f32]>::to_vec),
         raw: closed.raw,
     }
@@ -357,13 +365,15 @@ impl ReportSums {
 }
 
 /// Writes the per-MI CSV header: the fixed columns (`probe` is 1 for a base-RTT probe's MI,
-/// 0 otherwise), then one column per feature (spaces become `_`).
+/// `competitive` 1 when the sender's mode after the MI is competitive), then one column per
+/// feature (spaces become `_`).
 pub fn write_csv_header<W: Write + ?Sized>(
     out: &mut W,
     feature_names: &[&str],
 ) -> std::io::Result<()> {
-    let mut header =
-        String::from("mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward,probe");
+    let mut header = String::from(
+        "mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward,probe,competitive",
+    );
     for name in feature_names {
         header.push(',');
         header.push_str(&name.replace(' ', "_"));
@@ -375,7 +385,7 @@ pub fn write_csv_header<W: Write + ?Sized>(
 pub fn write_csv_row<W: Write + ?Sized>(out: &mut W, r: &MiRow) -> std::io::Result<()> {
     write!(
         out,
-        "{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{}",
         r.mi,
         r.time_s,
         r.duration_s,
@@ -384,7 +394,8 @@ pub fn write_csv_row<W: Write + ?Sized>(out: &mut W, r: &MiRow) -> std::io::Resu
         r.mean_rtt_s,
         r.loss,
         r.reward,
-        u8::from(r.probe)
+        u8::from(r.probe),
+        u8::from(r.competitive)
     )?;
     for v in &r.features {
         write!(out, ",{v}")?;
@@ -512,6 +523,44 @@ mod tests {
         // Its last MI is the first to close after 2 s (MIs last about half an RTT here).
         assert!(last.time_s >= 2.0 && last.time_s < 2.2, "{last:?}");
         assert!(rows.iter().all(|r| r.time_s > 0.0 && r.duration_s > 0.0));
+    }
+
+    /// The shipped pair beside Cubic on 4 BDP: its rows say when it is competitive. It turns
+    /// so at the end of a probe (a probe row), and only a row whose RTT is within 1.1 of the
+    /// lowest seen turns it back.
+    #[test]
+    fn a_pair_reports_its_mode_per_mi() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
+        let policy = LoadedPolicy::load(&dir).unwrap();
+        let mut cfg = ScenarioConfig::fixed_link(800.0, 0.02, 128.0, 0.0);
+        cfg.senders.push(mocc_gym::SenderConfig {
+            controller: mocc_gym::ControllerConfig::Cubic,
+            ..mocc_gym::SenderConfig::default()
+        });
+        let objective = [0.34, 0.33, 0.33];
+        let (rows, _) =
+            simulate_policy_for(&cfg, &policy, objective, Horizon::Seconds(30.0), 0).unwrap();
+        let turns: Vec<usize> = (1..rows.len())
+            .filter(|&i| rows[i].competitive != rows[i - 1].competitive)
+            .collect();
+        assert!(turns.len() >= 2, "{} mode changes", turns.len());
+        let mut lowest = f64::INFINITY;
+        for (i, r) in rows.iter().enumerate() {
+            if r.mean_rtt_s > 0.0 {
+                lowest = lowest.min(r.mean_rtt_s);
+            }
+            if i == 0 || r.competitive == rows[i - 1].competitive {
+                continue;
+            }
+            if r.competitive {
+                assert!(r.probe, "row {i} turned competitive outside a probe");
+            } else {
+                assert!(
+                    r.mean_rtt_s <= 1.1 * lowest * (1.0 + 1e-9),
+                    "row {i}: {r:?}"
+                );
+            }
+        }
     }
 
     #[test]
