@@ -164,6 +164,42 @@ fn kernel_cubic_and_bbr_flows_run_beside_each_other() {
     std::fs::remove_dir_all(&out_dir).unwrap();
 }
 
+/// The shipped paired export drives a real flow beside kernel Cubic (the transport's
+/// `Controller` switches its networks; docs/real-network.md has the 30 s runs).
+#[test]
+fn a_paired_export_runs_beside_kernel_cubic() {
+    let _serial = serial();
+    if !net_common::network_ready(&[]) {
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("mocc-net-cli-pair-{}", std::process::id()));
+    on_a_quiet_attempt("a paired export beside kernel Cubic", || {
+        let j = mocc_json(&[
+            "net",
+            "run",
+            "--link",
+            "bw_pps=500,delay_s=0.02,queue_pkts=20",
+            "--flow",
+            "checkpoints/mocc-pair:0.34,0.33,0.33",
+            "--flow",
+            "cubic",
+            "--duration",
+            "6",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        let flows = j["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 2, "{j}");
+        for f in flows {
+            ensure!(f["thr_pps"].as_f64().unwrap() > 10.0, "{f}");
+        }
+        let u = j["utilization"].as_f64().unwrap();
+        ensure!(u > 0.8 && u <= 1.01, "utilization {u}");
+        Ok(())
+    });
+    std::fs::remove_dir_all(&out_dir).unwrap();
+}
+
 #[test]
 fn compare_runs_a_suite_on_both_sides() {
     let _serial = serial();
