@@ -222,6 +222,12 @@ impl Env {
         let simple = self.slots.len() == 1
             && first.phase == SlotPhase::Ready
             && self.scenario.config().reward_terms.stability == 0.0;
+        // The agents' snapshots hold every timer when there are any.
+        let (probe, mode) = if simple {
+            (first.clock.probe_state(), first.clock.mode_state())
+        } else {
+            Default::default()
+        };
         EnvSnapshot {
             index: self.index,
             rng: self.rng.clone(),
@@ -239,17 +245,8 @@ impl Env {
                 self.slots.iter().map(AgentSlot::snapshot).collect()
             },
             mi_jitter: self.mi_jitter,
-            // The agents' snapshots hold every timer when there are any.
-            probe: if simple {
-                first.clock.probe_state()
-            } else {
-                ProbeState::default()
-            },
-            mode: if simple {
-                first.clock.mode_state()
-            } else {
-                ModeState::default()
-            },
+            probe,
+            mode,
         }
     }
 

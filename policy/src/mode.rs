@@ -113,16 +113,17 @@ impl ModeState {
     }
 
     /// Folds in a recorded MI. `in_probe`: it was a base-RTT probe MI; `probe_ended`: it was the
-    /// probe's last. Returns the mode in force for the next decision.
+    /// probe's last. [`ModeState::mode`] then says the mode for the next decision.
     pub fn on_mi(
         &mut self,
         switch: &ModeSwitch,
         mi: &MonitorInterval,
         in_probe: bool,
         probe_ended: bool,
-    ) -> Mode {
-        let latency = mi.avg_latency_s();
-        let sees_path = latency > 0.0 && self.note_latency(latency, switch.queue_ratio);
+    ) {
+        let sees_path = self
+            .note_latency(mi)
+            .is_some_and(|(latency, lowest)| latency <= switch.queue_ratio * lowest);
         if sees_path || self.path_seen_s.is_none() {
             self.path_seen_s = Some(mi.send_end_s);
         }
@@ -139,7 +140,6 @@ impl ModeState {
                 self.path_seen_s = Some(mi.send_end_s);
             }
         }
-        self.mode
     }
 
     /// Whether the switch asks for a probe after an MI that ended at `end_s`: `probe_after_s`
@@ -154,18 +154,19 @@ impl ModeState {
     /// Folds in a warm-up MI (not recorded): its latency counts towards the connection's
     /// lowest, which a competitor's queue may otherwise hide from the first recorded MI on.
     pub fn note_warmup(&mut self, mi: &MonitorInterval) {
-        let latency = mi.avg_latency_s();
-        if latency > 0.0 {
-            self.lowest_s = Some(self.lowest_s.map_or(latency, |l| l.min(latency)));
-        }
+        self.note_latency(mi);
     }
 
-    /// Lowers the connection's lowest latency to `latency_s` (> 0) where that is lower, and
-    /// says whether `latency_s` lies within `queue_ratio` of it.
-    fn note_latency(&mut self, latency_s: f64, queue_ratio: f64) -> bool {
-        let lowest = self.lowest_s.map_or(latency_s, |l| l.min(latency_s));
+    /// Lowers the connection's lowest latency to `mi`'s mean latency where that is lower;
+    /// returns (its latency, the lowest) for an MI with RTT samples.
+    fn note_latency(&mut self, mi: &MonitorInterval) -> Option<(f64, f64)> {
+        let latency = mi.avg_latency_s();
+        if latency <= 0.0 {
+            return None;
+        }
+        let lowest = self.lowest_s.map_or(latency, |l| l.min(latency));
         self.lowest_s = Some(lowest);
-        latency_s <= queue_ratio * lowest
+        Some((latency, lowest))
     }
 }
 
@@ -192,7 +193,10 @@ mod tests {
         let switch = ModeSwitch::default();
         let mut state = ModeState::default();
         mis.iter()
-            .map(|&(l, p, e)| state.on_mi(&switch, &mi(l), p, e))
+            .map(|&(l, p, e)| {
+                state.on_mi(&switch, &mi(l), p, e);
+                state.mode()
+            })
             .collect()
     }
 

@@ -5,7 +5,9 @@ use crate::actor::{LoadedPolicy, PolicyLoadError};
 use crate::mi_stats::MiStats;
 use crate::suite::{Suite, SuiteError, SuiteNetwork};
 use mocc_gym::reward::{aurora_reward, mocc_reward};
-use mocc_gym::{Action, Env, MiOutcome, Range, Scenario, ScenarioConfig, ScenarioError, StepInfo};
+use mocc_gym::{
+    Action, Env, MiOutcome, Mode, Range, Scenario, ScenarioConfig, ScenarioError, StepInfo,
+};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -253,14 +255,15 @@ fn evaluate_networks(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow
         let d = scenario.obs_len();
         let mut obs = vec![0.0f32; envs.len() * d];
         let mut ws = vec![0.0f32; envs.len() * 3];
+        let mut modes = vec![Mode::Cooperative; envs.len()];
         for _ in 0..suite.steps {
             for (k, (env, w, _, _)) in envs.iter().enumerate() {
                 obs[k * d..(k + 1) * d].copy_from_slice(env.observation());
+                modes[k] = env.slot_mode(0);
                 for j in 0..3 {
                     ws[k * 3 + j] = w[j] as f32;
                 }
             }
-            let modes: Vec<_> = envs.iter().map(|(env, ..)| env.slot_mode(0)).collect();
             let actions = policy.act(&modes, &obs, &ws);
             for (k, (env, w, _, acc)) in envs.iter_mut().enumerate() {
                 let step = env.step(Action::Delta(f64::from(actions[k])));

@@ -109,19 +109,21 @@ fn run_scenario(
     let mut sums = RunSums::default();
     let mut obs = Vec::with_capacity(slots * d);
     let mut objectives = Vec::with_capacity(slots * 3);
+    let mut modes = Vec::with_capacity(slots);
     let mut actions = vec![Action::Delta(0.0); slots];
     while env.network().now_s() < duration_s && !env.episode_over() {
         obs.clear();
         objectives.clear();
+        modes.clear();
         let ready: Vec<usize> = (0..slots)
             .filter(|&k| env.slot_phase(k) == SlotPhase::Ready)
             .collect();
         for &k in &ready {
             obs.extend_from_slice(env.slot_observation(k));
             objectives.extend_from_slice(&wf);
+            modes.push(env.slot_mode(k));
         }
         if !ready.is_empty() {
-            let modes: Vec<_> = ready.iter().map(|&k| env.slot_mode(k)).collect();
             let a = policy.act(&modes, &obs, &objectives);
             for (&k, &ak) in ready.iter().zip(&a) {
                 actions[k] = Action::Delta(f64::from(ak));
