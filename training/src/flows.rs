@@ -441,4 +441,36 @@ mod tests {
         let jain = jain_index(&[r.mean_rate(0, 10.0), r.mean_rate(1, 10.0)]);
         assert!(jain > 0.9, "two flows: Jain's index {jain}");
     }
+
+    /// Four staggered flows of the shipped pair keep the 800 pkt/s link full and share it
+    /// evenly at a short queue: what fine-tuning its cooperative half beside a learned peer
+    /// bought (its start, fine-tuned without the peer, kept 0.87 of that link;
+    /// docs/shared-links.md).
+    #[test]
+    fn four_flows_of_the_shipped_pair_fill_the_link_evenly() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
+        let pair = LoadedPolicy::load(&dir).unwrap();
+        let net = FlowNetwork {
+            bw_pps: 800.0,
+            delay_s: 0.02,
+            queue_pkts: 100.0,
+            loss: 0.0,
+        };
+        let flows: Vec<Flow> = (0..4)
+            .map(|i| Flow {
+                driver: &pair,
+                objective: [0.34, 0.33, 0.33],
+                start_s: 5.0 * i as f64,
+                extra_rtt_s: 0.0,
+            })
+            .collect();
+        let r = run_flows(&net, &flows, 60.0, 1.0, 0).unwrap();
+        let rates: Vec<f64> = (0..4).map(|i| r.mean_rate(i, 20.0)).collect();
+        let utilization = rates.iter().sum::<f64>() / net.bw_pps;
+        assert!(utilization >= 0.9, "utilization {utilization}: {rates:?}");
+        let jain = jain_index(&rates);
+        assert!(jain >= 0.95, "Jain's index {jain}: {rates:?}");
+        let rtt = r.rtt_ratio_from(20.0).unwrap();
+        assert!(rtt < 1.5, "RTT ratio {rtt}");
+    }
 }
