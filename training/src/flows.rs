@@ -444,8 +444,8 @@ mod tests {
 
     /// Four staggered flows of the shipped pair keep the 800 pkt/s link full and share it
     /// evenly at a short queue: what fine-tuning its cooperative half beside a learned peer
-    /// bought (its start, fine-tuned without the peer, kept 0.87 of that link;
-    /// docs/shared-links.md).
+    /// bought (the first shipped pair, its start, kept 0.87 of that link, and so did the same
+    /// fine-tune without the peer; docs/shared-links.md).
     #[test]
     fn four_flows_of_the_shipped_pair_fill_the_link_evenly() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
