@@ -407,14 +407,19 @@ mod tests {
         }
     }
 
+    /// The shipped paired export, `checkpoints/mocc-pair`.
+    fn shipped_pair() -> LoadedPolicy {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
+        LoadedPolicy::load(&dir).unwrap()
+    }
+
     /// The shipped paired export (checkpoints/mocc-pair): beside Cubic on a 4 BDP buffer its
     /// flow holds a share within the friendliness band, where its cooperative half alone
     /// starves (0.07, docs/shared-links.md); two of its own flows keep the queue short (they
     /// stay cooperative; the competitive half fills the buffer, RTT ratio near 4).
     #[test]
     fn the_shipped_pair_holds_cubic_and_keeps_its_own_queue_short() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
-        let pair = LoadedPolicy::load(&dir).unwrap();
+        let pair = shipped_pair();
         let cubic = constant("cubic");
         let flow = |driver, start_s| Flow {
             driver,
@@ -450,8 +455,7 @@ mod tests {
     /// as this one does.
     #[test]
     fn four_flows_of_the_shipped_pair_fill_the_link_evenly() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
-        let pair = LoadedPolicy::load(&dir).unwrap();
+        let pair = shipped_pair();
         let net = FlowNetwork {
             bw_pps: 800.0,
             delay_s: 0.02,
