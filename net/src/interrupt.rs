@@ -2,8 +2,14 @@
 //! exits, so an interrupted run leaves nothing behind (a `kill -9` still relies on the next
 //! run's [`crate::cleanup_stale`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::cleanup::remove_own;
 use crate::error::{NetError, Result};
+
+/// Set by the interrupt thread before it removes the namespaces: from then on the run's own
+/// commands may fail for want of them, and the process is about to exit with 128 + the signal.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread it spawns
 /// afterwards, and starts a thread that waits for them: on one it removes this process's
@@ -23,12 +29,24 @@ pub fn remove_namespaces_on_interrupt() -> Result<()> {
         .name("interrupt".into())
         .spawn(move || {
             let signal = wait_for(&set);
+            INTERRUPTED.store(true, Ordering::SeqCst);
             // Best effort: the process is ending either way.
             let _ = remove_own();
             std::process::exit(128 + signal);
         })
         .map_err(|e| NetError::io("starting the interrupt thread", e))?;
     Ok(())
+}
+
+/// Blocks the calling thread for good once a signal has begun the interrupt thread's cleanup,
+/// so that the process ends with the signal's status and not with an error the removed
+/// namespaces caused (or a success that raced the cleanup). Call it where a run ends, before
+/// reporting its result; it returns at once when no signal came.
+pub fn hold_if_interrupted() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        // The interrupt thread exits the process; parking may wake spuriously, so loop.
+        std::thread::park();
+    }
 }
 
 fn interrupt_signals() -> libc::sigset_t {
