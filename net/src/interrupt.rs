@@ -38,14 +38,22 @@ pub fn remove_namespaces_on_interrupt() -> Result<()> {
     Ok(())
 }
 
-/// Blocks the calling thread for good once a signal has begun the interrupt thread's cleanup,
-/// so that the process ends with the signal's status and not with an error the removed
-/// namespaces caused (or a success that raced the cleanup). Call it where a run ends, before
-/// reporting its result; it returns at once when no signal came.
+/// How long [`hold_if_interrupted`] waits for the interrupt thread to end the process.
+const CLEANUP_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Blocks the calling thread once a signal has begun the interrupt thread's cleanup, so that
+/// the process ends with the signal's status and not with an error the removed namespaces
+/// caused (or a success that raced the cleanup). Call it where a run ends, before reporting
+/// its result; it returns at once when no signal came, and after 30 s if the cleanup hangs
+/// (the caller then reports what it has, rather than hang too).
 pub fn hold_if_interrupted() {
+    let start = std::time::Instant::now();
     while INTERRUPTED.load(Ordering::SeqCst) {
-        // The interrupt thread exits the process; parking may wake spuriously, so loop.
-        std::thread::park();
+        let Some(left) = CLEANUP_WAIT.checked_sub(start.elapsed()) else {
+            return;
+        };
+        // The interrupt thread exits the process; parking may wake early, so loop.
+        std::thread::park_timeout(left);
     }
 }
 
