@@ -14,7 +14,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread it spawns
 /// afterwards, and starts a thread that waits for them: on one it removes this process's
 /// namespaces and exits with status 128 + the signal. Call it once, before the run spawns
-/// threads.
+/// threads, and [`hold_if_interrupted`] where the run ends, before reporting its result.
 pub fn remove_namespaces_on_interrupt() -> Result<()> {
     let set = interrupt_signals();
     // SAFETY: `set` is a valid, initialized signal set; the old mask is not wanted.
