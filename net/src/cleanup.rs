@@ -2,10 +2,10 @@
 //!
 //! Every namespace is called `mocc-<pid>-<counter>-<role>`, `pid` being the creating
 //! process. A topology removes its namespaces when dropped, on success, error or panic
-//! (unwinding). A binary that calls [`crate::remove_namespaces_on_interrupt`] removes them on
-//! Ctrl-C and SIGTERM (`mocc net` does). A process killed otherwise leaves them behind;
-//! [`cleanup_stale`] removes those whose creator no longer exists, and `Topology::create` calls
-//! it first.
+//! (unwinding). A binary that runs its work through
+//! [`crate::remove_namespaces_on_interrupt`] removes them on Ctrl-C and SIGTERM (`mocc net`
+//! does). A process killed otherwise leaves them behind; [`cleanup_stale`] removes those whose
+//! creator no longer exists, and `Topology::create` calls it first.
 
 use std::path::Path;
 

@@ -11,11 +11,21 @@ use crate::error::{NetError, Result};
 /// commands may fail for want of them, and the process is about to exit with 128 + the signal.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread it spawns
-/// afterwards, and starts a thread that waits for them: on one it removes this process's
-/// namespaces and exits with status 128 + the signal. Call it once, before the run spawns
-/// threads, and [`hold_if_interrupted`] where the run ends, before reporting its result.
-pub fn remove_namespaces_on_interrupt() -> Result<()> {
+/// Runs `run` so that Ctrl-C or SIGTERM removes this process's namespaces and exits with
+/// status 128 + the signal. Call it once, on the thread that starts the run, before the run
+/// spawns threads: SIGINT and SIGTERM are blocked in the calling thread (and so in every thread
+/// it spawns afterwards) and a thread waits for them. When a signal came, the run's result is
+/// never returned: the cleanup removes the namespaces under the run, which may then fail, and
+/// the process ends with the signal's status, not with that error.
+pub fn remove_namespaces_on_interrupt<T>(run: impl FnOnce() -> T) -> Result<T> {
+    start_interrupt_thread()?;
+    let result = run();
+    hold_if_interrupted();
+    Ok(result)
+}
+
+/// Blocks SIGINT and SIGTERM in the calling thread and starts the thread that waits for them.
+fn start_interrupt_thread() -> Result<()> {
     let set = interrupt_signals();
     // SAFETY: `set` is a valid, initialized signal set; the old mask is not wanted.
     let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
@@ -43,10 +53,9 @@ const CLEANUP_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Blocks the calling thread once a signal has begun the interrupt thread's cleanup, so that
 /// the process ends with the signal's status and not with an error the removed namespaces
-/// caused (or a success that raced the cleanup). Call it where a run ends, before reporting
-/// its result; it returns at once when no signal came, and after 30 s if the cleanup hangs
-/// (the caller then reports what it has, rather than hang too).
-pub fn hold_if_interrupted() {
+/// caused (or a success that raced the cleanup). Returns at once when no signal came, and
+/// after 30 s if the cleanup hangs (the caller then reports what it has, rather than hang too).
+fn hold_if_interrupted() {
     let start = std::time::Instant::now();
     while INTERRUPTED.load(Ordering::SeqCst) {
         let Some(left) = CLEANUP_WAIT.checked_sub(start.elapsed()) else {

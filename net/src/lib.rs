@@ -38,7 +38,7 @@ pub use addressing::Addresses;
 pub use cleanup::cleanup_stale;
 pub use delay_line::{DelayLine, DelayLineStats};
 pub use error::{NetError, Result};
-pub use interrupt::{hold_if_interrupted, remove_namespaces_on_interrupt};
+pub use interrupt::remove_namespaces_on_interrupt;
 pub use link::PathSpec;
 pub use path_schedule::{run_schedule, AppliedChange, PathChange};
 pub use preflight::preflight;

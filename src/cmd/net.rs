@@ -100,16 +100,11 @@ struct FlowRequest {
 
 /// Runs `mocc net ...`.
 pub fn run(args: NetArgs) -> anyhow::Result<()> {
-    // Ctrl-C or SIGTERM mid-run removes the namespaces before exiting.
-    mocc_net::remove_namespaces_on_interrupt()?;
-    let result = match args.what {
+    // Ctrl-C or SIGTERM mid-run removes the namespaces and exits with the signal's status.
+    mocc_net::remove_namespaces_on_interrupt(|| match args.what {
         NetCommand::Run(a) => run_flows(a),
         NetCommand::Compare(a) => compare_suite(a),
-    };
-    // A signal's cleanup removes the namespaces under the run, which may then fail: the
-    // process ends with the signal's status, not with that error.
-    mocc_net::hold_if_interrupted();
-    result
+    })?
 }
 
 fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
