@@ -64,11 +64,16 @@ mpitools:
 build: libtorch $(MPI_DEPS)
 	$(CARGO) build --release $(FEATURES)
 
-# Trains the default config, the shipped checkpoints/mocc-paths's (override with
-# `make train CONFIG=...`).
-CONFIG ?= configs/mocc-paths.yaml
+# Trains the shipped shared-link model, checkpoints/mocc-pair, from its configs
+# (scripts/train-pair.sh: three runs and `mocc pair`, ~5 min on 2 cores) into
+# runs/mocc-pair-<unix time>; `make train CONFIG=configs/X.yaml` trains one config instead.
+CONFIG ?=
 train: build
+ifeq ($(CONFIG),)
+	MOCC=./target/release/mocc scripts/train-pair.sh
+else
 	./target/release/mocc train $(CONFIG)
+endif
 
 # Simulator throughput, one and two threads.
 bench-env: build

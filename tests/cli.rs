@@ -1215,3 +1215,75 @@ fn eval_fails_when_results_cannot_be_written() {
     let _ = std::fs::remove_dir_all(out);
     let _ = std::fs::remove_file(suite);
 }
+
+/// `scripts/train-pair.sh` (what `make train` runs) on tiny budgets: the shipped pair's recipe
+/// end to end, its `--set` reaching every training run, and an existing folder refused.
+#[test]
+fn train_pair_script_builds_a_paired_export_on_a_tiny_budget() {
+    let out = temp_path("train-pair");
+    let _ = std::fs::remove_dir_all(&out);
+    let script = |extra: &[&str]| {
+        let mut cmd = Command::new("bash");
+        cmd.arg("scripts/train-pair.sh")
+            .arg(&out)
+            .args(extra)
+            .env("MOCC", env!("CARGO_BIN_EXE_mocc"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        cmd.output().expect("bash runs")
+    };
+    let tiny = [
+        "--set",
+        "budget.env_steps=256",
+        "--set",
+        "envs=2",
+        "--set",
+        "ppo.num_steps=64",
+        "--set",
+        "ppo.num_minibatches=2",
+        "--set",
+        "mocc.landmarks.omega=3",
+    ];
+    let run = script(&tiny);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    for run in ["start", "coop", "comp"] {
+        let config = &newest_checkpoint_state(&out.join(run))["config"];
+        assert_eq!(
+            config["budget"]["env_steps"], 256,
+            "{run}: --set reached it"
+        );
+    }
+    let comp = newest_checkpoint_state(&out.join("comp"));
+    let loss = &comp["config"]["scenario"]["link"]["cross_traffic_loss"];
+    assert_eq!(
+        loss["max"], 0.001,
+        "the competitive half trains on clean paths: {loss}"
+    );
+    let text = std::fs::read_to_string(out.join("pair/policy.json")).unwrap();
+    let spec: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        spec["action"]["mode_switch"]["probe_after_s"], 8.0,
+        "{spec}"
+    );
+    assert!(out.join("pair/competitive/policy.safetensors").is_file());
+    // Tiny budgets train other weights than the shipped ones, and the script says so.
+    assert!(
+        err.contains("weights differ from checkpoints/mocc-pair"),
+        "{err}"
+    );
+    let again = script(&[]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    let _ = std::fs::remove_dir_all(out);
+}
+
+/// The `state.json` of a run folder's newest checkpoint.
+fn newest_checkpoint_state(run: &Path) -> serde_json::Value {
+    let newest = std::fs::read_dir(run.join("checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .expect("a checkpoint");
+    let text = std::fs::read_to_string(newest.join("state.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
