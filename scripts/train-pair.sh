@@ -4,9 +4,10 @@
 #
 #   scripts/train-pair.sh [OUT] [--set PATH=VALUE ...]
 #
-# OUT (default runs/mocc-pair-<unix time>) must not exist yet. It receives the runs start/ (beside-Cubic),
-# coop/ (start fine-tuned beside a learned peer) and comp/ (the competitive half), their
-# exports, and pair/: the paired export, used as `mocc eval --policy OUT/pair ...`.
+# OUT (default runs/mocc-pair-<unix time>, under the current folder) must not exist yet. It
+# receives the runs start/ (beside Cubic), coop/ (start fine-tuned beside a learned peer) and
+# comp/ (the competitive half), their exports, and pair/: the paired export, used as
+# `mocc eval --policy OUT/pair ...`.
 # Every --set is passed to all three trainings (e.g. --set seed=2, or a smaller budget).
 # MOCC names the binary (default: target/release/mocc when built, else mocc on the PATH).
 set -euo pipefail
@@ -27,7 +28,8 @@ while [[ $# -gt 0 ]]; do
     shift 2
 done
 if [[ -z "${MOCC:-}" ]]; then
-    if [[ -x "$root/target/release/mocc" ]]; then MOCC="$root/target/release/mocc"; else MOCC=mocc; fi
+    MOCC=mocc
+    if [[ -x "$root/target/release/mocc" ]]; then MOCC="$root/target/release/mocc"; fi
 fi
 if [[ -e "$out" ]]; then
     echo "train-pair.sh: $out already exists; name a new folder" >&2
@@ -40,7 +42,8 @@ step() { echo "train-pair.sh: $*" >&2; }
 step "1/5 beside Cubic (configs/mocc-beside-cubic.yaml) -> $out/start"
 "$MOCC" train "$configs/mocc-beside-cubic.yaml" --out "$out/start" "${sets[@]}"
 step "2/5 fine-tune beside a learned peer (configs/mocc-pair-cooperative.yaml) -> $out/coop"
-"$MOCC" train "$configs/mocc-pair-cooperative.yaml" --init "$out/start" --out "$out/coop" "${sets[@]}"
+"$MOCC" train "$configs/mocc-pair-cooperative.yaml" --init "$out/start" --out "$out/coop" \
+    "${sets[@]}"
 step "3/5 the competitive half: beside Cubic on clean paths -> $out/comp"
 "$MOCC" train "$configs/mocc-beside-cubic.yaml" --out "$out/comp" \
     --set 'scenario.link.cross_traffic_loss={min: 0, max: 0.001}' "${sets[@]}"
@@ -60,5 +63,6 @@ done
 if [[ $same == yes ]]; then
     step "done: $out/pair holds the same weights as checkpoints/mocc-pair"
 else
-    step "done: $out/pair (its weights differ from checkpoints/mocc-pair's: another CPU kind, revision or --set)"
+    step "done: $out/pair (its weights differ from checkpoints/mocc-pair's:" \
+        "another CPU kind, revision or --set)"
 fi
