@@ -1279,11 +1279,7 @@ fn train_pair_script_builds_a_paired_export_on_a_tiny_budget() {
 
 /// The `state.json` of a run folder's newest checkpoint.
 fn newest_checkpoint_state(run: &Path) -> serde_json::Value {
-    let newest = std::fs::read_dir(run.join("checkpoints"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .max()
-        .expect("a checkpoint");
+    let newest = mocc_training::checkpoint::resolve(run).expect("a checkpoint");
     let text = std::fs::read_to_string(newest.join("state.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
