@@ -1,12 +1,13 @@
 //! One PPO minibatch step (forward, backward, grad-norm clipping, Adam) of the MOCC network,
 //! on one thread and split over two (`ppo.update_workers: 2`), for a small and a large
-//! minibatch: where the data-parallel update pays.
+//! minibatch: where the data-parallel update pays; and the same step with portable numerics
+//! (`ppo.numerics: portable`), what they cost.
 //!
 //! `cargo bench -p mocc-agents --bench update`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mocc_agents::ppo::{update, Batch, Replicas};
-use mocc_agents::{ActorCritic, Adam, Architecture, PpoConfig, SingleProcess};
+use mocc_agents::{ActorCritic, Adam, Architecture, Numerics, PpoConfig, SingleProcess};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tch::{nn, Device};
@@ -37,19 +38,25 @@ fn minibatch_step(c: &mut Criterion) {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     for rows in [400usize, 3200] {
         let data = batch(rows, &mut rng);
-        for workers in [1usize, 2] {
+        let cases = [
+            (1usize, Numerics::Native),
+            (2, Numerics::Native),
+            (1, Numerics::Portable),
+        ];
+        for (workers, numerics) in cases {
             let vs = nn::VarStore::new(Device::Cpu);
             let arch = Architecture::mocc(OBS_DIM);
-            let model = ActorCritic::new(&vs.root(), arch.clone());
-            let mut opt = Adam::new(&vs, 3e-4, 1e-5);
-            let mut replicas = Replicas::new(&arch, Device::Cpu, workers - 1);
+            let model = ActorCritic::seeded(&vs.root(), arch.clone(), numerics, 1);
+            let mut opt = Adam::new(&vs, 3e-4, 1e-5).with_numerics(numerics);
+            let mut replicas = Replicas::new(&arch, numerics, Device::Cpu, workers - 1);
             let cfg = PpoConfig {
                 num_minibatches: 1,
                 update_epochs: 1,
                 update_workers: workers,
+                numerics,
                 ..PpoConfig::default()
             };
-            let id = BenchmarkId::new(format!("{workers}_workers"), rows);
+            let id = BenchmarkId::new(format!("{numerics}_{workers}_workers"), rows);
             group.bench_function(id, |b| {
                 b.iter(|| {
                     update(

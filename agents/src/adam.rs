@@ -3,6 +3,7 @@
 //! tch's built-in optimizer cannot save its moments, so exact resume needs our own: the
 //! moments live in tensors named after the parameters, the step count in a counter.
 
+use crate::numerics::{self, Numerics};
 use tch::nn::VarStore;
 use tch::{Kind, Tensor};
 
@@ -54,6 +55,7 @@ pub struct Adam {
     grad: Tensor,
     m: Tensor,
     v: Tensor,
+    numerics: Numerics,
 }
 
 /// Variables start at multiples of this many elements in the flat buffer (64 bytes of f32, as
@@ -99,7 +101,14 @@ impl Adam {
             m: flat.zeros_like(),
             v: flat.zeros_like(),
             flat,
+            numerics: Numerics::Native,
         }
+    }
+
+    /// Takes its square roots with `numerics`' kernel ([`numerics::sqrt`]).
+    pub fn with_numerics(mut self, numerics: Numerics) -> Self {
+        self.numerics = numerics;
+        self
     }
 
     /// The trainable parameters, in name order.
@@ -172,7 +181,7 @@ impl Adam {
         let new_v = &self.v * self.beta2 + g.square() * (1.0 - self.beta2);
         self.m.copy_(&new_m);
         self.v.copy_(&new_v);
-        let denom = new_v.sqrt() / bc2.sqrt() + self.eps;
+        let denom = numerics::sqrt(self.numerics, &new_v) / bc2.sqrt() + self.eps;
         let update = new_m / denom * (self.lr / bc1);
         let next = &self.flat - update;
         self.flat.copy_(&next);

@@ -2,6 +2,7 @@
 //! sampling during rollouts (on the host, from the learner's checkpointed RNG) and for the
 //! log-density and entropy the PPO loss differentiates (on tensors).
 
+use crate::numerics::{self, Numerics};
 use rand::Rng;
 use tch::{Kind, Tensor};
 
@@ -10,9 +11,14 @@ pub const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
 /// A standard normal draw (Box-Muller, the cosine branch), one per call.
 pub fn standard_normal<R: Rng>(rng: &mut R) -> f32 {
+    standard_normal_f64(rng) as f32
+}
+
+/// [`standard_normal`] before its rounding to f32.
+pub fn standard_normal_f64<R: Rng>(rng: &mut R) -> f64 {
     let u1: f64 = 1.0 - rng.random::<f64>();
     let u2: f64 = rng.random::<f64>();
-    ((-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()) as f32
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
 /// An action drawn from N(mean, exp(log_std)^2) and its log-density.
@@ -41,8 +47,8 @@ pub fn log_prob_of_noise(eps: f32, log_std: f32) -> f32 {
 }
 
 /// Log density of `action` under N(mean, exp(log_std)^2), summed over the action dimension.
-pub fn log_prob(action: &Tensor, mean: &Tensor, log_std: &Tensor) -> Tensor {
-    let var = (log_std * 2.0).exp();
+pub fn log_prob(numerics: Numerics, action: &Tensor, mean: &Tensor, log_std: &Tensor) -> Tensor {
+    let var = numerics::exp(numerics, &(log_std * 2.0));
     let sq = (action - mean).square();
     let lp = -(sq / (var * 2.0)) - log_std - 0.5 * (2.0 * std::f64::consts::PI).ln();
     lp.sum_dim_intlist(-1, false, Kind::Float)
@@ -69,7 +75,7 @@ mod tests {
         let s = Tensor::from_slice(&[0.0f32]).view([1, 1]);
         // log N(1; 0, 1) = -0.5 - 0.5 ln(2 pi)
         let expect = -0.5 - 0.5 * (2.0 * std::f64::consts::PI).ln();
-        let lp = log_prob(&a, &m, &s).double_value(&[0]);
+        let lp = log_prob(Numerics::Native, &a, &m, &s).double_value(&[0]);
         assert!((lp - expect).abs() < 1e-6, "{lp}");
         assert!((HALF_LN_2PI - 0.5 * (2.0 * std::f64::consts::PI).ln()).abs() < 1e-15);
         let h = entropy(&s).double_value(&[0]);
@@ -83,7 +89,8 @@ mod tests {
             let std = log_std.exp();
             let s = sample(mean, std, log_std, &mut rng);
             let t = |v: f32| Tensor::from_slice(&[v]).view([1, 1]);
-            let lp = log_prob(&t(s.action), &t(mean), &t(log_std)).double_value(&[0]);
+            let lp =
+                log_prob(Numerics::Native, &t(s.action), &t(mean), &t(log_std)).double_value(&[0]);
             assert!(
                 (lp - f64::from(s.log_prob)).abs() < 1e-4,
                 "{lp} vs {}",

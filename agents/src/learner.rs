@@ -95,7 +95,7 @@ fn learner_rng(seed: u64) -> ChaCha8Rng {
 }
 
 impl PpoLearner {
-    /// A fresh learner; its weights are libtorch's draws from `seed` (see [`crate::with_seed`]).
+    /// A fresh learner; its weights are drawn from `seed` ([`ActorCritic::seeded`]).
     pub fn new(
         arch: Architecture,
         cfg: PpoConfig,
@@ -105,9 +105,14 @@ impl PpoLearner {
     ) -> Self {
         let obs_dim = arch.obs_dim;
         let vs = nn::VarStore::new(device);
-        let model = crate::with_seed(seed as i64, || ActorCritic::new(&vs.root(), arch));
-        let opt = Adam::new(&vs, cfg.learning_rate, cfg.adam_eps);
-        let replicas = Replicas::new(model.architecture(), device, cfg.update_workers.max(1) - 1);
+        let model = ActorCritic::seeded(&vs.root(), arch, cfg.numerics, seed);
+        let opt = Adam::new(&vs, cfg.learning_rate, cfg.adam_eps).with_numerics(cfg.numerics);
+        let replicas = Replicas::new(
+            model.architecture(),
+            cfg.numerics,
+            device,
+            cfg.update_workers.max(1) - 1,
+        );
         Self {
             replicas,
             obs_norm: RunningMeanStd::new(obs_dim),
@@ -607,6 +612,7 @@ mod tests {
         let out = l.model.infer(l.rollout.obs_of(0..ENVS), &w, Device::Cpu);
         let t = |v: &[f32]| Tensor::from_slice(v).view([-1, 1]);
         let lp = gaussian::log_prob(
+            crate::Numerics::Native,
             &t(&actions),
             &t(&out.mean),
             &Tensor::from_slice(&[out.log_std; ENVS]).view([-1, 1]),

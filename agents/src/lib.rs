@@ -10,11 +10,14 @@ pub mod adam;
 pub mod collective;
 mod data_parallel;
 pub mod device;
+pub mod fingerprint;
 pub mod gae;
 pub mod gaussian;
 pub mod learner;
 pub mod model;
+pub mod numerics;
 pub mod obs_norm;
+pub mod orthogonal;
 pub mod ppo;
 pub mod ppo_config;
 pub mod reward_norm;
@@ -24,12 +27,14 @@ pub mod torch_seed;
 pub use adam::Adam;
 pub use collective::{Collective, SingleProcess, Timed};
 pub use device::{init_torch_threads, resolve_device, DeviceChoice, DeviceError};
+pub use fingerprint::{fingerprint, Fingerprint};
 pub use gae::compute_gae;
 pub use learner::{LearnerState, PpoLearner, StepOutcome};
 pub use model::{
     load_weights, to_vec, Activation, ActorCritic, Architecture, Inference, PolicyOutput,
     OBJECTIVE_DIM,
 };
+pub use numerics::{pin_portable_kernels, Numerics};
 pub use obs_norm::RunningMeanStd;
 pub use ppo::{grouped_ppo_loss, ppo_loss, update, Batch, LossStats, Minibatch, UpdateError};
 pub use ppo_config::{PpoConfig, Schedule};

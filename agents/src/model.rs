@@ -3,17 +3,21 @@
 //! Variables live under stable VarStore paths: `pi/l{i}`, `pi/mean`, `vf/l{i}`, `vf/value`,
 //! `pi/pref/l{i}`, `vf/pref/l{i}` and `log_std`, so checkpoints and exports keep their names.
 
+use crate::numerics::{self, Numerics};
+use crate::orthogonal::orthogonal;
 use mocc_policy::{ArchitectureSpec, LayerSpec};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use tch::nn::{self, Module};
+use tch::nn;
 use tch::{Kind, Tensor};
 
 pub use mocc_policy::Activation;
 
 /// Applies a layer nonlinearity to a tensor (the same functions the libtorch-free runtime uses).
-fn activate(activation: Activation, x: &Tensor) -> Tensor {
+fn activate(numerics: Numerics, activation: Activation, x: &Tensor) -> Tensor {
     match activation {
-        Activation::Tanh => x.tanh(),
+        Activation::Tanh => numerics::tanh(numerics, x),
         Activation::Relu => x.relu(),
         Activation::Identity => x.shallow_clone(),
     }
@@ -131,42 +135,85 @@ impl Architecture {
 
 pub use mocc_policy::OBJECTIVE_DIM;
 
+/// Where a new network's weights come from.
+enum WeightSource {
+    /// libtorch's global RNG and QR (draws from the seed [`crate::with_seed`] set).
+    Libtorch,
+    /// [`orthogonal`] on the host, from this stream.
+    Host(Box<ChaCha8Rng>),
+}
+
+impl WeightSource {
+    /// A layer of `inputs -> outputs` under `p`: orthogonal weights times `gain`, zero bias.
+    fn dense(&mut self, p: &nn::Path, inputs: usize, outputs: usize, gain: f64) -> Dense {
+        match self {
+            Self::Libtorch => {
+                let config = nn::LinearConfig {
+                    ws_init: nn::Init::Orthogonal { gain },
+                    bs_init: Some(nn::Init::Const(0.0)),
+                    bias: true,
+                };
+                let l = nn::linear(p, inputs as i64, outputs as i64, config);
+                // `bias: true` always creates one.
+                let bs = match l.bs {
+                    Some(b) => b,
+                    None => p.var("bias", &[outputs as i64], nn::Init::Const(0.0)),
+                };
+                Dense { ws: l.ws, bs }
+            }
+            Self::Host(rng) => {
+                let w = orthogonal(outputs, inputs, gain, rng);
+                let w = Tensor::from_slice(&w).view([outputs as i64, inputs as i64]);
+                let ws = p.var_copy("weight", &w);
+                let bs = p.var("bias", &[outputs as i64], nn::Init::Const(0.0));
+                Dense { ws, bs }
+            }
+        }
+    }
+}
+
+/// A fully connected layer (`weight` `[out, in]`, `bias` `[out]`, as `nn::Linear` names them).
+#[derive(Debug)]
+struct Dense {
+    ws: Tensor,
+    bs: Tensor,
+}
+
+impl Dense {
+    fn forward(&self, numerics: Numerics, x: &Tensor) -> Tensor {
+        numerics::linear(numerics, x, &self.ws, &self.bs)
+    }
+}
+
 #[derive(Debug)]
 struct Mlp {
-    layers: Vec<nn::Linear>,
+    layers: Vec<Dense>,
     activation: Activation,
 }
 
 impl Mlp {
-    fn new(p: &nn::Path, input: usize, hidden: &[usize], activation: Activation) -> (Self, usize) {
+    fn new(
+        p: &nn::Path,
+        input: usize,
+        hidden: &[usize],
+        activation: Activation,
+        source: &mut WeightSource,
+    ) -> (Self, usize) {
         let mut layers = Vec::with_capacity(hidden.len());
         let mut last = input;
         for (i, &h) in hidden.iter().enumerate() {
-            layers.push(nn::linear(
-                p / format!("l{i}"),
-                last as i64,
-                h as i64,
-                init(2f64.sqrt()),
-            ));
+            layers.push(source.dense(&(p / format!("l{i}")), last, h, 2f64.sqrt()));
             last = h;
         }
         (Self { layers, activation }, last)
     }
 
-    fn forward(&self, x: &Tensor) -> Tensor {
+    fn forward(&self, numerics: Numerics, x: &Tensor) -> Tensor {
         let mut h = x.shallow_clone();
         for l in &self.layers {
-            h = activate(self.activation, &l.forward(&h));
+            h = activate(numerics, self.activation, &l.forward(numerics, &h));
         }
         h
-    }
-}
-
-fn init(gain: f64) -> nn::LinearConfig {
-    nn::LinearConfig {
-        ws_init: nn::Init::Orthogonal { gain },
-        bs_init: Some(nn::Init::Const(0.0)),
-        bias: true,
     }
 }
 
@@ -174,20 +221,28 @@ fn init(gain: f64) -> nn::LinearConfig {
 struct Branch {
     preference: Option<Mlp>,
     body: Mlp,
-    head: nn::Linear,
+    head: Dense,
 }
 
 impl Branch {
-    fn new(p: &nn::Path, arch: &Architecture, hidden: &[usize], head: &str, gain: f64) -> Self {
+    fn new(
+        p: &nn::Path,
+        arch: &Architecture,
+        hidden: &[usize],
+        head: &str,
+        gain: f64,
+        source: &mut WeightSource,
+    ) -> Self {
         let (preference, pref_out) = match &arch.preference {
             Some(sizes) => {
-                let (mlp, out) = Mlp::new(&(p / "pref"), OBJECTIVE_DIM, sizes, arch.activation);
+                let (mlp, out) =
+                    Mlp::new(&(p / "pref"), OBJECTIVE_DIM, sizes, arch.activation, source);
                 (Some(mlp), out)
             }
             None => (None, 0),
         };
-        let (body, last) = Mlp::new(p, arch.obs_dim + pref_out, hidden, arch.activation);
-        let head = nn::linear(p / head, last as i64, 1, init(gain));
+        let (body, last) = Mlp::new(p, arch.obs_dim + pref_out, hidden, arch.activation, source);
+        let head = source.dense(&(p / head), last, 1, gain);
         Self {
             preference,
             body,
@@ -195,12 +250,15 @@ impl Branch {
         }
     }
 
-    fn forward(&self, obs: &Tensor, objective: Option<&Tensor>) -> Tensor {
+    fn forward(&self, numerics: Numerics, obs: &Tensor, objective: Option<&Tensor>) -> Tensor {
         let input = match (&self.preference, objective) {
-            (Some(pref), Some(w)) => Tensor::cat(&[obs.shallow_clone(), pref.forward(w)], 1),
+            (Some(pref), Some(w)) => {
+                Tensor::cat(&[obs.shallow_clone(), pref.forward(numerics, w)], 1)
+            }
             _ => obs.shallow_clone(),
         };
-        self.head.forward(&self.body.forward(&input))
+        self.head
+            .forward(numerics, &self.body.forward(numerics, &input))
     }
 }
 
@@ -220,24 +278,68 @@ pub struct PolicyOutput {
 #[derive(Debug)]
 pub struct ActorCritic {
     arch: Architecture,
+    numerics: Numerics,
     actor: Branch,
     critic: Branch,
     log_std: Tensor,
 }
 
 impl ActorCritic {
-    /// Creates the variables under `p` (CleanRL's orthogonal init: gain sqrt(2) in hidden
-    /// layers, 0.01 on the action mean, 1 on the value).
+    /// Creates the variables under `p` with native numerics and libtorch's initialization,
+    /// drawn from its global RNG (CleanRL's orthogonal init: gain sqrt(2) in hidden layers,
+    /// 0.01 on the action mean, 1 on the value).
     pub fn new(p: &nn::Path, arch: Architecture) -> Self {
-        let actor = Branch::new(&(p / "pi"), &arch, &arch.pi, "mean", 0.01);
-        let critic = Branch::new(&(p / "vf"), &arch, &arch.vf, "value", 1.0);
+        Self::build(p, arch, Numerics::Native, WeightSource::Libtorch)
+    }
+
+    /// Creates the variables under `p` for `numerics`, initialized from `seed`: native
+    /// numerics draw from libtorch's RNG seeded with it (as [`Self::new`] inside
+    /// [`crate::with_seed`]), portable ones compute the same kind of orthogonal matrices on the
+    /// host ([`crate::orthogonal`]), the same on every machine.
+    pub fn seeded(p: &nn::Path, arch: Architecture, numerics: Numerics, seed: u64) -> Self {
+        match numerics {
+            Numerics::Native => crate::with_seed(seed as i64, || Self::new(p, arch)),
+            Numerics::Portable => Self::build(
+                p,
+                arch,
+                numerics,
+                WeightSource::Host(Box::new(init_rng(seed))),
+            ),
+        }
+    }
+
+    /// A network whose weights are about to be overwritten (a replica, a loaded checkpoint):
+    /// no seed, and no draws from libtorch's RNG under another thread's seed.
+    pub fn unseeded(p: &nn::Path, arch: Architecture, numerics: Numerics) -> Self {
+        match numerics {
+            Numerics::Native => crate::unseeded(|| Self::new(p, arch)),
+            Numerics::Portable => {
+                Self::build(p, arch, numerics, WeightSource::Host(Box::new(init_rng(0))))
+            }
+        }
+    }
+
+    fn build(
+        p: &nn::Path,
+        arch: Architecture,
+        numerics: Numerics,
+        mut source: WeightSource,
+    ) -> Self {
+        let actor = Branch::new(&(p / "pi"), &arch, &arch.pi, "mean", 0.01, &mut source);
+        let critic = Branch::new(&(p / "vf"), &arch, &arch.vf, "value", 1.0, &mut source);
         let log_std = p.var("log_std", &[1], nn::Init::Const(arch.init_log_std));
         Self {
             arch,
+            numerics,
             actor,
             critic,
             log_std,
         }
+    }
+
+    /// The kernels this network computes with.
+    pub fn numerics(&self) -> Numerics {
+        self.numerics
     }
 
     /// The architecture.
@@ -260,8 +362,11 @@ impl ActorCritic {
 
     /// Policy mean, log std and value.
     pub fn forward(&self, obs: &Tensor, objective: Option<&Tensor>) -> PolicyOutput {
-        let mean = self.actor.forward(obs, objective);
-        let value = self.critic.forward(obs, objective).squeeze_dim(-1);
+        let mean = self.actor.forward(self.numerics, obs, objective);
+        let value = self
+            .critic
+            .forward(self.numerics, obs, objective)
+            .squeeze_dim(-1);
         let log_std = self.effective_log_std().expand_as(&mean);
         PolicyOutput {
             mean,
@@ -293,8 +398,18 @@ impl ActorCritic {
 
     /// State value only.
     pub fn value(&self, obs: &Tensor, objective: Option<&Tensor>) -> Tensor {
-        self.critic.forward(obs, objective).squeeze_dim(-1)
+        self.critic
+            .forward(self.numerics, obs, objective)
+            .squeeze_dim(-1)
     }
+}
+
+/// The stream host initialization draws from (seeded by the run's seed; a stream of its own,
+/// apart from the learner's action noise and the envs').
+fn init_rng(seed: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(u64::MAX - 1);
+    rng
 }
 
 /// Copies every variable of `vs` from `tensors` (by name, onto the store's device) without
@@ -370,6 +485,40 @@ mod tests {
             let pi_l0 = &vs.variables()["pi.l0.weight"];
             assert_eq!(pi_l0.size(), vec![64, 30 + 16]);
         });
+    }
+
+    /// Portable initial weights: the same bits on every machine (pinned here: they come from
+    /// a seeded ChaCha stream, f64 Box-Muller and Gram-Schmidt on the host), whatever else
+    /// drew from libtorch's RNG, and other ones for another seed.
+    #[test]
+    fn portable_initial_weights_are_pinned_and_ignore_libtorchs_rng() {
+        use sha2::{Digest, Sha256};
+        let weights = |seed: u64| {
+            let vs = nn::VarStore::new(Device::Cpu);
+            let _net =
+                ActorCritic::seeded(&vs.root(), Architecture::mocc(30), Numerics::Portable, seed);
+            let _noise = crate::unseeded(|| Tensor::randn([100], (Kind::Float, Device::Cpu)));
+            let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
+            vars.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut hash = Sha256::new();
+            for (name, t) in &vars {
+                hash.update(name.as_bytes());
+                for v in to_vec(t) {
+                    hash.update(v.to_le_bytes());
+                }
+            }
+            hash.finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        let one = weights(1);
+        assert_eq!(one, weights(1));
+        assert_ne!(one, weights(2));
+        assert_eq!(
+            one,
+            "6336f2ac6d3a0f4f7692ffc3f1a22adab8e8ca414b937dcf5e8e2b71f6387983"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::adam::{trainable_by_name, Adam};
 use crate::collective::Collective;
 use crate::gaussian;
 use crate::model::{ActorCritic, Architecture};
+use crate::numerics::{self, Numerics};
 use crate::ppo_config::PpoConfig;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -141,10 +142,11 @@ pub fn ppo_loss(model: &ActorCritic, mb: &Minibatch, cfg: &PpoConfig, ent_coef: 
         .takes_objective()
         .then_some(&mb.objectives);
     let out = model.forward(&mb.obs, w);
-    let new_logprob = gaussian::log_prob(&mb.actions, &out.mean, &out.log_std);
+    let numerics = model.numerics();
+    let new_logprob = gaussian::log_prob(numerics, &mb.actions, &out.mean, &out.log_std);
     let entropy = gaussian::entropy(&out.log_std).mean(Kind::Float);
     let logratio = &new_logprob - &mb.old_logprobs;
-    let ratio = logratio.exp();
+    let ratio = numerics::exp(numerics, &logratio);
     let (approx_kl, clipfrac) = tch::no_grad(|| {
         let kl = ((&ratio - 1.0) - &logratio).mean(Kind::Float);
         let cf = (&ratio - 1.0)
@@ -343,16 +345,13 @@ pub struct Replicas {
 
 impl Replicas {
     /// `count` copies of a model of `arch` on `device` (weights are copied before each use).
-    pub fn new(arch: &Architecture, device: Device, count: usize) -> Self {
+    pub fn new(arch: &Architecture, numerics: Numerics, device: Device, count: usize) -> Self {
         let stores: Vec<nn::VarStore> = (0..count).map(|_| nn::VarStore::new(device)).collect();
-        // Their initial draws are overwritten, but must not interleave with a seeded
-        // initialization in another thread.
-        let models = crate::unseeded(|| {
-            stores
-                .iter()
-                .map(|vs| ActorCritic::new(&vs.root(), arch.clone()))
-                .collect()
-        });
+        // Their initial weights are overwritten.
+        let models = stores
+            .iter()
+            .map(|vs| ActorCritic::unseeded(&vs.root(), arch.clone(), numerics))
+            .collect();
         let params = stores.iter().map(trainable_in_name_order).collect();
         Self {
             stores,
@@ -859,7 +858,7 @@ mod tests {
             let expect = gradients(opt.params());
             let expect_loss = whole.loss.double_value(&[]);
             for helpers in [1, 2] {
-                let mut replicas = Replicas::new(&arch, Device::Cpu, helpers);
+                let mut replicas = Replicas::new(&arch, Numerics::Native, Device::Cpu, helpers);
                 let values =
                     parallel_gradient(&model, &mut opt, &mut replicas, mb.rows(0, 101), &cfg, 0.01);
                 assert!((values.loss - expect_loss).abs() < 1e-5, "{values:?}");

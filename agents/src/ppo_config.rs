@@ -1,6 +1,7 @@
 //! PPO's hyper-parameters as a config section (`ppo:`), with CleanRL's defaults for continuous
 //! control unless noted, their validation, and coefficient schedules over training progress.
 
+use crate::numerics::Numerics;
 use serde::{Deserialize, Serialize};
 
 /// A schedule of a coefficient over training progress in [0, 1].
@@ -96,6 +97,10 @@ pub struct PpoConfig {
     /// with several loss groups (requirement replay) always run on one thread.
     #[serde(default = "d_update_workers")]
     pub update_workers: usize,
+    /// The learner's kernels: `native` (libtorch's fastest, the default) or `portable` (the
+    /// same bits on every x86-64 machine, slower; `crate::numerics`).
+    #[serde(default, skip_serializing_if = "Numerics::is_native")]
+    pub numerics: Numerics,
 }
 
 /// Most update workers (beyond the cores of any machine this runs on).
@@ -166,6 +171,7 @@ impl Default for PpoConfig {
             normalize_reward: false,
             clip_reward: d_clip_reward(),
             update_workers: d_update_workers(),
+            numerics: Numerics::Native,
         }
     }
 }

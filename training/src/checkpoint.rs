@@ -449,9 +449,9 @@ impl Checkpoint {
     pub fn frozen_model(&self, obs_dim: usize, device: Device) -> Result<FrozenModel, String> {
         let mut vs = nn::VarStore::new(device);
         let arch = self.state.config.agent.architecture(obs_dim);
-        // The draws are overwritten by the checkpoint's weights, but must not interleave with a
-        // seeded initialization in another thread.
-        let model = mocc_agents::unseeded(|| ActorCritic::new(&vs.root(), arch));
+        // With the kernels the run trained with; the initial weights are overwritten.
+        let numerics = self.state.config.ppo.numerics;
+        let model = ActorCritic::unseeded(&vs.root(), arch, numerics);
         load_weights(&vs, &self.tensors).map_err(|e| format!("{}: {e}", self.path.display()))?;
         vs.freeze();
         Ok(FrozenModel {
