@@ -61,6 +61,7 @@ fn every_subcommand_has_help() {
         vec!["bench", "--help"],
         vec!["bench", "env", "--help"],
         vec!["bench", "policy", "--help"],
+        vec!["bench", "numerics", "--help"],
         vec!["export", "--help"],
         vec!["pair", "--help"],
         vec!["adapt", "--help"],
@@ -219,6 +220,63 @@ fn bench_env_prints_rates() {
         assert!(j[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {j}");
     }
     assert_eq!(j["env_steps"], 400);
+}
+
+#[test]
+fn bench_numerics_prints_the_same_fingerprints_in_every_process() {
+    let run = || stdout_json(&mocc(&["bench", "numerics", "--repeats", "2"]));
+    let (first, second) = (run(), run());
+    for kind in ["native", "portable"] {
+        let f = first[kind]["fingerprint"].as_str().unwrap_or_default();
+        assert!(
+            f.len() == 64 && f.chars().all(|c| c.is_ascii_hexdigit()),
+            "{first}"
+        );
+        assert_eq!(
+            first[kind]["fingerprint"], second[kind]["fingerprint"],
+            "{kind}"
+        );
+        assert!(
+            first[kind]["update_ms"].as_f64().is_some_and(|t| t > 0.0),
+            "{first}"
+        );
+    }
+    assert_ne!(
+        first["native"]["fingerprint"],
+        first["portable"]["fingerprint"]
+    );
+    assert_eq!(first["aten_cpu_capability"], "default", "{first}");
+    assert!(first["portable_cost_ratio"]
+        .as_f64()
+        .is_some_and(|r| r > 0.0));
+    assert_fails_naming(&mocc(&["bench", "numerics", "--repeats", "0"]), "--repeats");
+}
+
+/// A portable run resumed in a new process (which pins the kernels when it opens the
+/// checkpoint) ends with the bytes of the uninterrupted run.
+#[test]
+fn a_portable_run_resumed_in_a_new_process_ends_where_the_whole_run_does() {
+    let whole = temp_path("portable-whole");
+    train_into(
+        "configs/tiny.yaml",
+        &whole,
+        &["--set", "ppo.numerics=portable"],
+    );
+    let split = temp_path("portable-split");
+    let _ = std::fs::remove_dir_all(&split);
+    common::copy_dir(&whole, &split);
+    let last = "checkpoints/ckpt-00000003";
+    std::fs::remove_dir_all(split.join(last)).expect("drop the last checkpoint");
+    let out = mocc(&["train", "--resume", split.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let weights = |run: &Path| std::fs::read(run.join(last).join("model.safetensors")).unwrap();
+    assert_eq!(weights(&whole), weights(&split));
+    let _ = std::fs::remove_dir_all(&whole);
+    let _ = std::fs::remove_dir_all(&split);
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! machine, as root where CI runs. `make test` builds the feature and runs these.
 #![cfg(feature = "mpi")]
 
+mod common;
+
 use mocc_training::checkpoint::Checkpoint;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -120,7 +122,7 @@ fn a_run_on_two_ranks_resumes_bit_for_bit_and_only_with_two() {
     run_ok(mpirun(2, &tiny_args(full.to_str().unwrap(), "envs=2")));
     // A copy stopped after update 2: its last checkpoint is the second.
     let split = temp_dir("split");
-    copy_dir(&full, &split);
+    common::copy_dir(&full, &split);
     std::fs::remove_dir_all(split.join("checkpoints/ckpt-00000003")).expect("removes");
     let ckpt2 = split.join("checkpoints/ckpt-00000002");
     let refused = mpirun(3, &["train", "--resume", ckpt2.to_str().unwrap()])
@@ -245,19 +247,6 @@ fn rank_pid(marker: &str, rank: usize) -> Option<u32> {
         let ours = cmd.contains(marker);
         (ours && env.split('\0').any(|kv| kv == want)).then_some(pid)
     })
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("creates");
-    for e in std::fs::read_dir(from).expect("reads") {
-        let e = e.expect("entry");
-        let target = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).expect("copies");
-        }
-    }
 }
 
 #[test]

@@ -107,6 +107,20 @@ fn fixed_minibatch(rng: &mut ChaCha8Rng) -> Minibatch {
     }
 }
 
+/// The CPU's model name (`model name` in /proc/cpuinfo; "unknown" where there is none), to
+/// say which machine a fingerprint came from.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|name| name.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 /// The little-endian bytes of a tensor's values as f32.
 fn f32_bits(t: &Tensor) -> Vec<u8> {
     let t = t.detach().to_kind(Kind::Float).contiguous().view([-1]);

@@ -16,7 +16,7 @@
 //! - weights are initialized on the host in f64 ([`crate::orthogonal`]), not by libtorch's RNG
 //!   and QR;
 //! - ATen's kernels are the build without vector extensions when [`pin_portable_kernels`] ran
-//!   before libtorch's first use (the `mocc` binary and the tests do it).
+//!   before libtorch's first kernel (trainers of portable runs and the tests do it).
 //!
 //! What is left is IEEE arithmetic in an order fixed by the code, square roots (correctly
 //! rounded wherever they run) and glibc's `expf` and `exp2f`, which pick its FMA variant on every x86-64
@@ -83,9 +83,9 @@ const PORTABLE_CAPABILITY: &str = "default";
 
 /// Selects ATen's kernels without vector extensions (`ATEN_CPU_CAPABILITY=default`) and MKL's
 /// compatible path (`MKL_CBWR=COMPATIBLE`), unless the environment already sets them. libtorch
-/// reads both once, at their first use: call this at the start of `main`, before any other
-/// thread runs and before libtorch computes anything. The native kernels' speed does not
-/// depend on ATen's build at this project's network sizes (docs/reproducibility.md).
+/// reads both once, at its first kernel: call this before libtorch computes anything (a run
+/// with portable numerics does, in `Trainer` and when its checkpoint is opened); later it
+/// changes nothing, and the run's fingerprint then shows it.
 pub fn pin_portable_kernels() {
     for (var, value) in [
         (ATEN_CAPABILITY_VAR, PORTABLE_CAPABILITY),

@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use mocc_training::actor::LoadedPolicy;
-use mocc_training::bench::{bench_env, bench_policy, EnvBenchSpec};
+use mocc_training::bench::{bench_env, bench_numerics, bench_policy, EnvBenchSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -20,6 +20,17 @@ enum BenchTarget {
     Env(EnvArgs),
     /// Decision latency of the libtorch-free runtime (mocc-policy's Controller) on one core.
     Policy(PolicyArgs),
+    /// This machine's numerics fingerprints (native and portable) and what portable numerics
+    /// cost: machines with the same fingerprint train the same bits.
+    Numerics(NumericsArgs),
+}
+
+/// Arguments of `mocc bench numerics`.
+#[derive(Debug, Args)]
+struct NumericsArgs {
+    /// Timed repeats of each side (alternated; medians are reported).
+    #[arg(long, default_value_t = 15)]
+    repeats: u32,
 }
 
 /// Arguments of `mocc bench policy`.
@@ -103,6 +114,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 a.repeats,
                 a.seed,
             )?;
+            super::print_line(serde_json::to_string(&report)?)?;
+        }
+        BenchTarget::Numerics(a) => {
+            // Both fingerprints under the kernels portable numerics need (and the tests pin).
+            mocc_agents::pin_portable_kernels();
+            let report = bench_numerics(a.repeats)?;
             super::print_line(serde_json::to_string(&report)?)?;
         }
     }

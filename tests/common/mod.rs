@@ -1,6 +1,7 @@
 //! Helpers shared by the command-line tests.
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// Runs the `mocc` binary with `args` from the repository root.
@@ -10,4 +11,18 @@ pub fn mocc(args: &[&str]) -> Output {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("mocc runs")
+}
+
+/// Copies the folder tree `from` to `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("creates");
+    for e in std::fs::read_dir(from).expect("reads") {
+        let e = e.expect("entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copies");
+        }
+    }
 }

@@ -5,7 +5,10 @@
 
 use crate::config::{ConfigError, LoadedConfig, ScenarioRef, TrainConfig};
 use crate::schedule::MoccSchedule;
-use mocc_agents::{load_weights, resolve_device, ActorCritic, RewardScaler, RunningMeanStd};
+use mocc_agents::{
+    load_weights, pin_portable_kernels, resolve_device, ActorCritic, Numerics, RewardScaler,
+    RunningMeanStd,
+};
 use mocc_gym::Scenario;
 use mocc_policy::export::sha256_hex;
 use rand_chacha::ChaCha8Rng;
@@ -355,6 +358,10 @@ pub fn load(path: &Path) -> Result<(CheckpointState, HashMap<String, Tensor>), C
                 state.format
             ),
         });
+    }
+    if state.config.ppo.numerics == Numerics::Portable {
+        // Before its tensors, libtorch's first kernels in a process that resumes the run.
+        pin_portable_kernels();
     }
     let weights = path.join(WEIGHTS);
     let bytes = std::fs::read(&weights).map_err(io(&weights))?;

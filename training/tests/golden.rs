@@ -88,7 +88,7 @@ impl RecordedFingerprint {
             digest: f.digest.clone(),
             loss: format!("{:?}", f.loss),
             grad_norm: format!("{:?}", f.grad_norm),
-            cpu: cpu_name(),
+            cpu: mocc_agents::fingerprint::cpu_model(),
         }
     }
 }
@@ -111,19 +111,6 @@ fn recorded() -> Golden {
     let path = golden_path();
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// The CPU's model name (from /proc/cpuinfo), for recordings.
-fn cpu_name() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|name| name.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// Writes a line past the test harness's capture, so that a CI log shows it.
