@@ -64,5 +64,5 @@ if [[ $same == yes ]]; then
     step "done: $out/pair holds the same weights as checkpoints/mocc-pair"
 else
     step "done: $out/pair (its weights differ from checkpoints/mocc-pair's:" \
-        "another CPU kind, revision or --set)"
+        "another CPU kind, revision or --set; what to expect of it: docs/reproducibility.md)"
 fi

@@ -37,6 +37,11 @@ pub struct Fingerprint {
     pub loss: f64,
     /// The gradient's global L2 norm (before clipping).
     pub grad_norm: f64,
+    /// SHA-256 (hex) of each stage's values on its own: the initial weights (`init`), the
+    /// network's outputs on the minibatch (`forward`), the loss (`loss`), the gradients
+    /// (`gradient`) and the weights after the Adam step (`step`). Where two machines'
+    /// fingerprints differ, the first stage that differs says where their arithmetic parts.
+    pub stages: Vec<(String, String)>,
 }
 
 /// Runs the fixed update with `numerics` on the CPU, on one libtorch thread (as trainers run by
@@ -54,26 +59,52 @@ pub fn fingerprint(numerics: Numerics) -> Fingerprint {
         numerics,
         ..PpoConfig::default()
     };
+    let init = hex(Sha256::digest(concat_bits(opt.params())));
+    let forward = tch::no_grad(|| {
+        let out = model.forward(&mb.obs, Some(&mb.objectives));
+        hex(Sha256::digest(concat_bits(&[out.mean, out.value])))
+    });
     opt.zero_grad();
     let parts = ppo_loss(&model, &mb, &cfg, 0.01);
     parts.loss.backward();
     let loss = parts.loss.double_value(&[]);
-    let mut hash = Sha256::new();
-    hash.update(f32_bits(&parts.loss));
-    for p in opt.params() {
-        hash.update(f32_bits(&p.grad()));
-    }
+    let loss_bits = f32_bits(&parts.loss);
+    let grads: Vec<Tensor> = opt.params().iter().map(Tensor::grad).collect();
+    let grad_bits = concat_bits(&grads);
     let grad_norm = opt.clip_grad_norm(0.5);
     opt.step();
-    for p in opt.params() {
-        hash.update(f32_bits(p));
-    }
+    let step_bits = concat_bits(opt.params());
+    let mut hash = Sha256::new();
+    hash.update(&loss_bits);
+    hash.update(&grad_bits);
+    hash.update(&step_bits);
+    let stages = [
+        ("init", init),
+        ("forward", forward),
+        ("loss", hex(Sha256::digest(&loss_bits))),
+        ("gradient", hex(Sha256::digest(&grad_bits))),
+        ("step", hex(Sha256::digest(&step_bits))),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     Fingerprint {
         numerics,
-        digest: hash.finalize().iter().map(|b| format!("{b:02x}")).collect(),
+        digest: hex(hash.finalize()),
         loss,
         grad_norm,
+        stages,
     }
+}
+
+/// Lower-case hex of a digest.
+fn hex(bytes: impl AsRef<[u8]>) -> String {
+    bytes.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The f32 bytes of several tensors, one after another.
+fn concat_bits(tensors: &[Tensor]) -> Vec<u8> {
+    tensors.iter().flat_map(f32_bits).collect()
 }
 
 /// A minibatch of plausible magnitudes: normalized observations, objectives on the simplex,
@@ -145,5 +176,11 @@ mod tests {
         assert!(portable.loss.is_finite() && native.loss.is_finite());
         assert!(portable.grad_norm > 0.0 && native.grad_norm > 0.0);
         assert_eq!(portable.digest.len(), 64);
+        let names: Vec<&str> = portable.stages.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["init", "forward", "loss", "gradient", "step"]);
+        // Other initial weights: every stage differs.
+        for ((_, p), (_, n)) in portable.stages.iter().zip(&native.stages) {
+            assert_ne!(p, n);
+        }
     }
 }

@@ -331,6 +331,9 @@ pub struct NumericsEntry {
     /// Median milliseconds of the fixed update (a MOCC network, 256 rows, built, one PPO
     /// loss, backward pass and Adam step).
     pub update_ms: f64,
+    /// Digests of the update's stages (`init`, `forward`, `loss`, `gradient`, `step`): the
+    /// first that differs between two machines is where their arithmetic parts.
+    pub stages: std::collections::BTreeMap<String, String>,
 }
 
 /// What `mocc bench numerics` prints: this machine's fingerprints and what each kind costs.
@@ -385,6 +388,7 @@ pub fn bench_numerics(repeats: u32) -> Result<NumericsBenchReport, mocc_gym::Sce
         loss: f.loss,
         grad_norm: f.grad_norm,
         update_ms,
+        stages: f.stages.into_iter().collect(),
     };
     Ok(NumericsBenchReport {
         cpu: mocc_agents::fingerprint::cpu_model(),

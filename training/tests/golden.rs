@@ -78,6 +78,9 @@ struct RecordedFingerprint {
     digest: String,
     loss: String,
     grad_norm: String,
+    /// Digests of the fixed update's stages, in order (the first that differs on another
+    /// machine says where its arithmetic parts from the recording's).
+    stages: Vec<(String, String)>,
     /// The recording machine's CPU, for people (never compared).
     cpu: String,
 }
@@ -88,6 +91,7 @@ impl RecordedFingerprint {
             digest: f.digest.clone(),
             loss: format!("{:?}", f.loss),
             grad_norm: format!("{:?}", f.grad_norm),
+            stages: f.stages.clone(),
             cpu: mocc_agents::fingerprint::cpu_model(),
         }
     }
@@ -295,6 +299,14 @@ fn bless(numerics: Numerics, mine: &Fingerprint, got: &Digests) {
     std::fs::write(golden_path(), text).expect("write golden digests");
 }
 
+/// The first stage of the fixed update whose digest differs between two machines.
+fn first_difference(mine: &[(String, String)], recorded: &[(String, String)]) -> String {
+    mine.iter().zip(recorded).find(|(a, b)| a != b).map_or(
+        "no stage (only the overall digest)".to_string(),
+        |(a, _)| format!("its {} stage", a.0),
+    )
+}
+
 /// `|got - want| <= 1e-4 |want|` for a recorded number.
 fn assert_close(what: &str, got: f64, recorded: &str) {
     let want: f64 = recorded.parse().expect("a recorded number");
@@ -344,9 +356,10 @@ fn check(runs: &[(&str, Run)], numerics: Numerics, what: &str) {
                  fixed update within rounding), not bits",
                 &mine.digest[..12],
                 first.map_or("none".to_string(), |r| format!(
-                    "{} on {}",
+                    "{} on {}, whose fixed update this machine's first leaves at {}",
                     &r.fingerprint.digest[..12],
-                    r.fingerprint.cpu
+                    r.fingerprint.cpu,
+                    first_difference(&mine.stages, &r.fingerprint.stages)
                 ))
             ));
             check_properties(runs, numerics, what);
@@ -445,11 +458,7 @@ fn a_machine_that_computes_otherwise_is_checked_by_properties() {
     {
         return; // the child process itself, or a bless
     }
-    let other = if std::is_x86_feature_detected!("avx2") {
-        "avx2"
-    } else {
-        "default"
-    };
+    let other = other_kernels();
     let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
         .args(["--test-threads=1", "recorded_digests"])
         .args(["--skip", "a_machine_that_computes_otherwise"])
@@ -474,4 +483,14 @@ fn a_machine_that_computes_otherwise_is_checked_by_properties() {
             "the avx2 kernels computed the recorded bits:\n{stderr}"
         );
     }
+}
+
+/// ATen's vectorized kernel build this CPU runs (`default`, the pinned one, where it has no
+/// AVX2: the child then checks bits, and says so).
+fn other_kernels() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        return "avx2";
+    }
+    "default"
 }
