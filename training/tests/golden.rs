@@ -356,7 +356,7 @@ fn check(runs: &[(&str, Run)], numerics: Numerics, what: &str) {
                  fixed update within rounding), not bits",
                 &mine.digest[..12],
                 first.map_or("none".to_string(), |r| format!(
-                    "{} on {}, whose fixed update this machine's first leaves at {}",
+                    "{} on {}; the fixed update first differs at {}",
                     &r.fingerprint.digest[..12],
                     r.fingerprint.cpu,
                     first_difference(&mine.stages, &r.fingerprint.stages)
