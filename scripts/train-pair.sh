@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Trains the shipped shared-link model, checkpoints/mocc-pair, from its configs: three training
-# runs and `mocc pair` (about 5 minutes on 2 cores; checkpoints/README.md). `make train` runs it.
+# runs and `mocc pair` (about 5 minutes on 2 cores; checkpoints/README.md), then says how many
+# sharing targets the pair meets on the validation suites. `make train` runs it.
 #
 #   scripts/train-pair.sh [OUT] [--set PATH=VALUE ...]
 #
 # OUT (default runs/mocc-pair-<unix time>, under the current folder) must not exist yet. It
 # receives the runs start/ (beside Cubic), coop/ (start fine-tuned beside a learned peer) and
-# comp/ (the competitive half), their exports, and pair/: the paired export, used as
-# `mocc eval --policy OUT/pair ...`.
+# comp/ (the competitive half), their exports, pair/: the paired export, used as
+# `mocc eval --policy OUT/pair ...`, and validation.json: scripts/shared_targets.py's line for
+# it on configs/eval/validation (validation/ holds those runs).
 # Every --set is passed to all three trainings (e.g. --set seed=2, or a smaller budget).
 # MOCC names the binary (default: target/release/mocc when built, else mocc on the PATH).
 set -euo pipefail
@@ -36,22 +38,37 @@ if [[ -e "$out" ]]; then
     exit 2
 fi
 configs="$root/configs"
+# An absolute path, since the validation step runs from the repository root.
+if [[ "$MOCC" == */* ]]; then MOCC="$(cd "$(dirname "$MOCC")" && pwd)/$(basename "$MOCC")"; fi
 
 step() { echo "train-pair.sh: $*" >&2; }
 
-step "1/5 beside Cubic (configs/mocc-beside-cubic.yaml) -> $out/start"
+step "1/6 beside Cubic (configs/mocc-beside-cubic.yaml) -> $out/start"
 "$MOCC" train "$configs/mocc-beside-cubic.yaml" --out "$out/start" "${sets[@]}"
-step "2/5 fine-tune beside a learned peer (configs/mocc-pair-cooperative.yaml) -> $out/coop"
+step "2/6 fine-tune beside a learned peer (configs/mocc-pair-cooperative.yaml) -> $out/coop"
 "$MOCC" train "$configs/mocc-pair-cooperative.yaml" --init "$out/start" --out "$out/coop" \
     "${sets[@]}"
-step "3/5 the competitive half: beside Cubic on clean paths -> $out/comp"
+step "3/6 the competitive half: beside Cubic on clean paths -> $out/comp"
 "$MOCC" train "$configs/mocc-beside-cubic.yaml" --out "$out/comp" \
     --set 'scenario.link.cross_traffic_loss={min: 0, max: 0.001}' "${sets[@]}"
-step "4/5 exports"
+step "4/6 exports"
 "$MOCC" export "$out/coop" --out "$out/coop-export"
 "$MOCC" export "$out/comp" --out "$out/comp-export"
-step "5/5 the paired export -> $out/pair"
+step "5/6 the paired export -> $out/pair"
 "$MOCC" pair "$out/coop-export" "$out/comp-export" --out "$out/pair" --probe-after-s 8
+
+# What the pair meets where no target was tuned (the shipped pair: 6 of 7; over seeds on another
+# CPU kind, 2-4: docs/reproducibility.md).
+step "6/6 the validation suites (configs/eval/validation) -> $out/validation.json"
+out_abs="$(cd "$out" && pwd)"
+(cd "$root" && python3 scripts/shared_targets.py "$out_abs/pair" "$out_abs/validation" \
+    --mocc "$MOCC" --sharing-suites configs/eval/validation) >"$out/validation.json"
+met=$(cd "$root" && python3 -c 'import json, sys
+sys.path.insert(0, "scripts")
+from shared_pareto import targets_met
+print(len(targets_met(json.load(open(sys.argv[1])))))' "$out_abs/validation.json")
+step "validation: the pair meets $met of the 7 sharing targets on configs/eval/validation" \
+    "(checkpoints/mocc-pair: 6)"
 
 # Training is deterministic on one kind of CPU; say whether this machine rebuilt the shipped
 # weights (another CPU kind trains other weights from the same seeds).

@@ -1324,6 +1324,16 @@ fn train_pair_script_builds_a_paired_export_on_a_tiny_budget() {
         "{spec}"
     );
     assert!(out.join("pair/competitive/policy.safetensors").is_file());
+    // The validation suites' line, and the count of targets the script says it meets.
+    let text = std::fs::read_to_string(out.join("validation.json")).unwrap();
+    let validation: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(validation["fairness"].is_object(), "{validation}");
+    let said = err
+        .lines()
+        .find_map(|l| l.strip_prefix("train-pair.sh: validation: the pair meets "))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    assert!(said.is_some_and(|n| n <= 7), "{err}");
     // Tiny budgets train other weights than the shipped ones, and the script says so.
     assert!(
         err.contains("weights differ from checkpoints/mocc-pair"),
