@@ -1,9 +1,10 @@
 //! Which kernels the learner's arithmetic runs on: libtorch's fastest (`native`) or only those
 //! whose bits do not depend on the CPU (`portable`).
 //!
-//! libtorch's CPU arithmetic follows the machine. Matrix products go to MKL's SGEMM, whose
-//! blocking (and with it the order of each sum) follows the CPU it finds; `tanh`, `exp`, `log`
-//! of contiguous tensors go to MKL's vector math (VML), which dispatches on the CPU too; the
+//! libtorch's CPU arithmetic follows the machine. Matrix products go to MKL's SGEMM, which
+//! picks its kernel (and with it the order of each sum) by the CPU it finds; `tanh`, `exp`, `log`
+//! and `sqrt` of contiguous tensors go to MKL's vector math (VML), which dispatches on the CPU
+//! too (its square root is not IEEE's on an AMD EPYC: an ulp off for one value in five); the
 //! orthogonal initialization runs MKL's QR; ATen's own kernels come in one build per vector
 //! extension (AVX-512 sums 16 lanes at a time, AVX2 8). Two machines of different kinds then
 //! train other bits from the same seed (an Intel and an AMD machine did, with MKL's
@@ -13,14 +14,15 @@
 //! - matrix products are ATen element-wise products and sums (no SGEMM);
 //! - `tanh` is `2 sigmoid(2x) - 1` and `exp(x)` is `exp2(x log2 e)` (ATen's own kernels:
 //!   sigmoid and exp2 are not routed to VML);
+//! - square roots are taken on the host ([`sqrt`]);
 //! - weights are initialized on the host in f64 ([`crate::orthogonal`]), not by libtorch's RNG
 //!   and QR;
 //! - ATen's kernels are the build without vector extensions when [`pin_portable_kernels`] ran
 //!   before libtorch's first kernel (trainers of portable runs and the tests do it).
 //!
-//! What is left is IEEE arithmetic in an order fixed by the code, square roots (correctly
-//! rounded wherever they run) and glibc's `expf` and `exp2f`, which pick its FMA variant on every x86-64
-//! CPU with AVX2. [`crate::fingerprint`] digests a fixed update through these kernels, so two
+//! What is left is IEEE arithmetic in an order fixed by the code, correctly rounded square
+//! roots and glibc's `expf` and `exp2f`, which take their FMA variants on every x86-64 CPU
+//! with AVX2. [`crate::fingerprint`] digests a fixed update through these kernels, so two
 //! machines can tell whether they agree. The cost: the update's products are slower than
 //! SGEMM's (docs/reproducibility.md measures it).
 
