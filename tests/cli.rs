@@ -1334,6 +1334,8 @@ fn train_pair_script_builds_a_paired_export_on_a_tiny_budget() {
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse::<usize>().ok());
     assert!(said.is_some_and(|n| n <= 7), "{err}");
+    let grid = format!("alone a mocc-grid median of {}", validation["grid_median"]);
+    assert!(err.contains(&grid), "{grid}: {err}");
     // Tiny budgets train other weights than the shipped ones, and the script says so.
     assert!(
         err.contains("weights differ from checkpoints/mocc-pair"),
