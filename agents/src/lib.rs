@@ -34,7 +34,7 @@ pub use model::{
     load_weights, to_vec, Activation, ActorCritic, Architecture, Inference, PolicyOutput,
     OBJECTIVE_DIM,
 };
-pub use numerics::{pin_portable_kernels, Numerics};
+pub use numerics::{pin_portable_kernels, prepare_kernels, Numerics};
 pub use obs_norm::RunningMeanStd;
 pub use ppo::{grouped_ppo_loss, ppo_loss, update, Batch, LossStats, Minibatch, UpdateError};
 pub use ppo_config::{PpoConfig, Schedule};

@@ -99,6 +99,14 @@ pub fn pin_portable_kernels() {
     }
 }
 
+/// What a run with `numerics` needs before libtorch's first kernel in its process: for portable
+/// numerics, [`pin_portable_kernels`]; nothing for native ones.
+pub fn prepare_kernels(numerics: Numerics) {
+    if numerics == Numerics::Portable {
+        pin_portable_kernels();
+    }
+}
+
 /// `x W^T + b` for `x` `[B, in]`, `W` `[out, in]`, `b` `[out]`.
 pub fn linear(numerics: Numerics, x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
     match numerics {

@@ -1,5 +1,8 @@
-//! `mocc bench env`: simulator throughput on a VecEnv with a constant action.
+//! `mocc bench env`: simulator throughput on a VecEnv with a constant action; `mocc bench
+//! policy`: the runtime's decision latency; `mocc bench numerics`: this machine's numerics
+//! fingerprints and the cost of portable numerics.
 
+use crate::adaptation_metrics::median;
 use mocc_gym::{Scenario, VecEnv, VecEnvError};
 use mocc_policy::Mode;
 use serde::Serialize;
@@ -286,6 +289,82 @@ fn time_checkpoint(
     per_repeat[per_repeat.len() / 2]
 }
 
+/// One kind of numerics in [`NumericsBenchReport`].
+#[derive(Debug, Clone, Serialize)]
+pub struct NumericsEntry {
+    /// The fingerprint: SHA-256 of the fixed update's loss, gradients and weights.
+    pub fingerprint: String,
+    /// The fixed update's loss.
+    pub loss: f64,
+    /// Its gradient norm.
+    pub grad_norm: f64,
+    /// Median milliseconds of the fixed update (a MOCC network, 256 rows, built, one PPO
+    /// loss, backward pass and Adam step).
+    pub update_ms: f64,
+    /// Digests of the update's stages (`init`, `forward`, `loss`, `gradient`, `step`): the
+    /// first that differs between two machines is where their arithmetic parts.
+    pub stages: std::collections::BTreeMap<String, String>,
+}
+
+/// What `mocc bench numerics` prints: this machine's fingerprints and what each kind costs.
+#[derive(Debug, Clone, Serialize)]
+pub struct NumericsBenchReport {
+    /// The CPU's model name.
+    pub cpu: String,
+    /// ATen's kernel build in force (`ATEN_CPU_CAPABILITY`; `mocc bench numerics` pins
+    /// `default` unless the environment names another).
+    pub aten_cpu_capability: String,
+    /// Native numerics (libtorch's fastest kernels).
+    pub native: NumericsEntry,
+    /// Portable numerics (no MKL).
+    pub portable: NumericsEntry,
+    /// Median portable update time over the native one.
+    pub portable_cost_ratio: f64,
+    /// Timed repeats of each side (alternated).
+    pub repeats: u32,
+}
+
+/// Fingerprints both kinds of numerics and times their fixed update, alternating the two
+/// sides `repeats` times; medians. Sets libtorch to one intra-op thread (as trainers run).
+pub fn bench_numerics(repeats: u32) -> Result<NumericsBenchReport, mocc_gym::ScenarioError> {
+    use mocc_agents::{fingerprint, Numerics};
+    if repeats == 0 {
+        return Err(mocc_gym::ScenarioError::invalid(
+            "--repeats",
+            "must be >= 1 (got 0)",
+        ));
+    }
+    let timed = |numerics: Numerics| {
+        let start = Instant::now();
+        let f = fingerprint(numerics);
+        (f, start.elapsed().as_secs_f64() * 1e3)
+    };
+    let (native, first_native_ms) = timed(Numerics::Native);
+    let (portable, first_portable_ms) = timed(Numerics::Portable);
+    let (mut native_ms, mut portable_ms) = (vec![first_native_ms], vec![first_portable_ms]);
+    for _ in 1..repeats {
+        native_ms.push(timed(Numerics::Native).1);
+        portable_ms.push(timed(Numerics::Portable).1);
+    }
+    let (native_ms, portable_ms) = (median(native_ms), median(portable_ms));
+    let entry = |f: mocc_agents::Fingerprint, update_ms| NumericsEntry {
+        fingerprint: f.digest,
+        loss: f.loss,
+        grad_norm: f.grad_norm,
+        update_ms,
+        stages: f.stages.into_iter().collect(),
+    };
+    Ok(NumericsBenchReport {
+        cpu: mocc_agents::fingerprint::cpu_model(),
+        aten_cpu_capability: std::env::var(mocc_agents::numerics::ATEN_CAPABILITY_VAR)
+            .unwrap_or_else(|_| "unset (the CPU's best)".to_string()),
+        native: entry(native, native_ms),
+        portable: entry(portable, portable_ms),
+        portable_cost_ratio: portable_ms / native_ms,
+        repeats,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,86 +396,4 @@ mod tests {
             "the first recorded MI"
         );
     }
-}
-
-/// One kind of numerics in [`NumericsBenchReport`].
-#[derive(Debug, Clone, Serialize)]
-pub struct NumericsEntry {
-    /// The fingerprint: SHA-256 of the fixed update's loss, gradients and weights.
-    pub fingerprint: String,
-    /// The fixed update's loss.
-    pub loss: f64,
-    /// Its gradient norm.
-    pub grad_norm: f64,
-    /// Median milliseconds of the fixed update (a MOCC network, 256 rows, built, one PPO
-    /// loss, backward pass and Adam step).
-    pub update_ms: f64,
-    /// Digests of the update's stages (`init`, `forward`, `loss`, `gradient`, `step`): the
-    /// first that differs between two machines is where their arithmetic parts.
-    pub stages: std::collections::BTreeMap<String, String>,
-}
-
-/// What `mocc bench numerics` prints: this machine's fingerprints and what each kind costs.
-#[derive(Debug, Clone, Serialize)]
-pub struct NumericsBenchReport {
-    /// The CPU's model name.
-    pub cpu: String,
-    /// ATen's kernel build in force (`ATEN_CPU_CAPABILITY`; `mocc` pins `default`).
-    pub aten_cpu_capability: String,
-    /// Native numerics (libtorch's fastest kernels).
-    pub native: NumericsEntry,
-    /// Portable numerics (no MKL).
-    pub portable: NumericsEntry,
-    /// Median portable update time over the native one.
-    pub portable_cost_ratio: f64,
-    /// Timed repeats of each side (alternated).
-    pub repeats: u32,
-}
-
-/// Fingerprints both kinds of numerics and times their fixed update, alternating the two
-/// sides `repeats` times; medians. Sets libtorch to one intra-op thread (as trainers run).
-pub fn bench_numerics(repeats: u32) -> Result<NumericsBenchReport, mocc_gym::ScenarioError> {
-    use mocc_agents::{fingerprint, Numerics};
-    if repeats == 0 {
-        return Err(mocc_gym::ScenarioError::invalid(
-            "--repeats",
-            "must be >= 1 (got 0)",
-        ));
-    }
-    let timed = |numerics: Numerics| {
-        let start = Instant::now();
-        let f = fingerprint(numerics);
-        (f, start.elapsed().as_secs_f64() * 1e3)
-    };
-    let mut times = [Vec::new(), Vec::new()];
-    let mut last = None;
-    for _ in 0..repeats {
-        let (native, tn) = timed(Numerics::Native);
-        let (portable, tp) = timed(Numerics::Portable);
-        times[0].push(tn);
-        times[1].push(tp);
-        last = Some((native, portable));
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (native_ms, portable_ms) = (median(&mut times[0]), median(&mut times[1]));
-    let (native, portable) = last.expect("repeats >= 1");
-    let entry = |f: mocc_agents::Fingerprint, update_ms| NumericsEntry {
-        fingerprint: f.digest,
-        loss: f.loss,
-        grad_norm: f.grad_norm,
-        update_ms,
-        stages: f.stages.into_iter().collect(),
-    };
-    Ok(NumericsBenchReport {
-        cpu: mocc_agents::fingerprint::cpu_model(),
-        aten_cpu_capability: std::env::var(mocc_agents::numerics::ATEN_CAPABILITY_VAR)
-            .unwrap_or_else(|_| "unset (the CPU's best)".to_string()),
-        native: entry(native, native_ms),
-        portable: entry(portable, portable_ms),
-        portable_cost_ratio: portable_ms / native_ms,
-        repeats,
-    })
 }

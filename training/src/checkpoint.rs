@@ -6,8 +6,7 @@
 use crate::config::{ConfigError, LoadedConfig, ScenarioRef, TrainConfig};
 use crate::schedule::MoccSchedule;
 use mocc_agents::{
-    load_weights, pin_portable_kernels, resolve_device, ActorCritic, Numerics, RewardScaler,
-    RunningMeanStd,
+    load_weights, prepare_kernels, resolve_device, ActorCritic, RewardScaler, RunningMeanStd,
 };
 use mocc_gym::Scenario;
 use mocc_policy::export::sha256_hex;
@@ -359,10 +358,8 @@ pub fn load(path: &Path) -> Result<(CheckpointState, HashMap<String, Tensor>), C
             ),
         });
     }
-    if state.config.ppo.numerics == Numerics::Portable {
-        // Before its tensors, libtorch's first kernels in a process that resumes the run.
-        pin_portable_kernels();
-    }
+    // Before its tensors, libtorch's first kernels in a process that resumes the run.
+    prepare_kernels(state.config.ppo.numerics);
     let weights = path.join(WEIGHTS);
     let bytes = std::fs::read(&weights).map_err(io(&weights))?;
     if let Some(expected) = &state.weights_sha256 {

@@ -13,8 +13,8 @@ use crate::run_lock::{RunLock, RunLockError};
 use crate::run_log::{update_scalars, RunLog};
 use crate::schedule::MoccSchedule;
 use mocc_agents::{
-    init_torch_threads, pin_portable_kernels, resolve_device, Collective, DeviceError, LossStats,
-    Numerics, PpoLearner, SingleProcess, StepOutcome, Timed, UpdateError,
+    init_torch_threads, prepare_kernels, resolve_device, Collective, DeviceError, LossStats,
+    PpoLearner, SingleProcess, StepOutcome, Timed, UpdateError,
 };
 use mocc_gym::{VecEnv, VecEnvError};
 use serde::{Deserialize, Serialize};
@@ -220,10 +220,8 @@ impl Trainer {
         let world = Arc::new(Timed::new(world));
         let scenario = Arc::new(loaded.scenario()?);
         let cfg = loaded.config.clone();
-        if cfg.ppo.numerics == Numerics::Portable {
-            // Before libtorch's first kernel in this process (later it would be too late).
-            pin_portable_kernels();
-        }
+        // Before libtorch's first kernel in this process (later it would be too late).
+        prepare_kernels(cfg.ppo.numerics);
         init_torch_threads(cfg.torch_threads);
         let device = resolve_device(cfg.device)?;
         let first_env = world.rank() * cfg.envs;

@@ -189,17 +189,28 @@ enum Run {
     Resumed(&'static str),
 }
 
+/// A tiny config with its overrides, `numerics` and `extra` overrides.
+fn fresh_config(
+    file: &str,
+    overrides: &[&str],
+    numerics: Numerics,
+    extra: &[&str],
+) -> LoadedConfig {
+    let numerics_set = format!("ppo.numerics={numerics}");
+    let mut all: Vec<&str> = overrides.to_vec();
+    all.push(&numerics_set);
+    all.extend_from_slice(extra);
+    config(file, &all)
+}
+
 /// Trains `run` with `numerics` and extra overrides into a fresh folder named `name`; returns
 /// the final checkpoint.
 fn train(run: Run, numerics: Numerics, extra: &[&str], name: &str) -> PathBuf {
-    let numerics_set = format!("ppo.numerics={numerics}");
     match run {
         Run::Fresh(file, overrides) => {
-            let mut all: Vec<&str> = overrides.to_vec();
-            all.push(&numerics_set);
-            all.extend_from_slice(extra);
             let dir = common::temp_dir("golden", name);
-            let mut t = Trainer::new(&config(file, &all), &dir).expect("trainer");
+            let cfg = fresh_config(file, overrides, numerics, extra);
+            let mut t = Trainer::new(&cfg, &dir).expect("trainer");
             t.run(None, |_| {}).expect("training").final_checkpoint
         }
         Run::Adapted => {
@@ -237,11 +248,9 @@ fn train(run: Run, numerics: Numerics, extra: &[&str], name: &str) -> PathBuf {
 
 /// A fresh run stopped after its first update and resumed to the end.
 fn train_resumed(file: &str, overrides: &[&str], numerics: Numerics, name: &str) -> PathBuf {
-    let numerics_set = format!("ppo.numerics={numerics}");
-    let mut all: Vec<&str> = overrides.to_vec();
-    all.push(&numerics_set);
     let dir = common::temp_dir("golden", name);
-    let mut first = Trainer::new(&config(file, &all), &dir).expect("trainer");
+    let cfg = fresh_config(file, overrides, numerics, &[]);
+    let mut first = Trainer::new(&cfg, &dir).expect("trainer");
     first.run(Some(1), |_| {}).expect("first update");
     drop(first);
     let mut second = Trainer::resume(&dir).expect("resume");
@@ -285,12 +294,11 @@ fn bless(numerics: Numerics, mine: &Fingerprint, got: &Digests) {
         .map(|r| r.runs.clone())
         .unwrap_or_default();
     runs.extend(got.clone());
-    if !keep_others {
-        // Only the runs of this bless carry the new behaviour: entries of other tests stay when
-        // they were recorded on this machine.
-        list.retain(|r| r.fingerprint.digest == mine.digest);
+    if keep_others {
+        list.retain(|r| r.fingerprint.digest != mine.digest);
+    } else {
+        list.clear();
     }
-    list.retain(|r| r.fingerprint.digest != mine.digest);
     list.push(Recording {
         fingerprint: RecordedFingerprint::of(mine),
         runs,
