@@ -433,7 +433,7 @@ fn every_eval_suite_parses() {
             if path.is_dir() {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "yaml") {
-                mocc_training::suite::Suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                mocc_eval::suite::Suite::load(&path).unwrap_or_else(|e| panic!("{e}"));
                 twins += usize::from(dir.ends_with("validation"));
             }
         }

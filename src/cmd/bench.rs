@@ -2,8 +2,8 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use mocc_training::actor::LoadedPolicy;
 use mocc_training::bench::{bench_env, bench_numerics, bench_policy, EnvBenchSpec};
+use mocc_training::checkpoint_policy::load_policy;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -102,7 +102,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot load policy {}", a.policy.display()))?;
             let checkpoint = match &a.compare_checkpoint {
                 Some(p) => Some(
-                    LoadedPolicy::load(p)
+                    load_policy(p)
                         .with_context(|| format!("cannot load checkpoint {}", p.display()))?,
                 ),
                 None => None,

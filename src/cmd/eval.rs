@@ -2,11 +2,11 @@
 
 use anyhow::Context;
 use clap::Args;
-use mocc_training::actor::LoadedPolicy;
-use mocc_training::eval::{evaluate, summarize, write_csv};
-use mocc_training::figures::{reward_cdf_figure, sweep_figure};
-use mocc_training::flow_figures::{fairness_outputs, friendliness_outputs, timeseries_outputs};
-use mocc_training::suite::Suite;
+use mocc_eval::eval::{evaluate, summarize, write_csv};
+use mocc_eval::figures::{reward_cdf_figure, sweep_figure};
+use mocc_eval::flow_figures::{fairness_outputs, friendliness_outputs, timeseries_outputs};
+use mocc_eval::suite::Suite;
+use mocc_training::checkpoint_policy::load_policy;
 use std::path::PathBuf;
 
 /// Arguments of `mocc eval`.
@@ -33,7 +33,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let mut policies = Vec::new();
     for p in &args.policy {
         let policy =
-            LoadedPolicy::load(p).with_context(|| format!("cannot load policy {}", p.display()))?;
+            load_policy(p).with_context(|| format!("cannot load policy {}", p.display()))?;
         if policy.takes_objective() {
             objective_policies.push(policy.name().to_string());
         }

@@ -2,11 +2,11 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use mocc_eval::suite::Suite;
 use mocc_training::adaptation::{read_pool, seen_objectives};
 use mocc_training::adaptation_metrics::sample_new_objectives;
 use mocc_training::checkpoint::Checkpoint;
 use mocc_training::experiment::{run_adaptation_experiment, AdaptationExperiment};
-use mocc_training::suite::Suite;
 use std::path::PathBuf;
 
 /// Arguments of `mocc experiment`.

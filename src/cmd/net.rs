@@ -2,15 +2,15 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
+use mocc_eval::eval::RunMetrics;
 use mocc_net::timing::monotonic_ns;
 use mocc_net::transport::{run_controlled_flow, run_tcp_flow, FlowOutcome, RateDriver};
 use mocc_net::{run_schedule, AppliedChange, PathChange, PathSpec, Topology};
 use mocc_policy::{MetricsVersion, RttTally};
-use mocc_training::eval::RunMetrics;
-use mocc_training::real_compare::{compare, CompareRow, RealRuns};
-use mocc_training::real_figures::{fixed_path_title, flows_figure, RunFlow};
-use mocc_training::real_path::{flow_metrics, rate_driver, seconds_between};
-use mocc_training::real_timeline::PathTimeline;
+use mocc_real::compare::{compare, CompareRow, RealRuns};
+use mocc_real::figures::{fixed_path_title, flows_figure, RunFlow};
+use mocc_real::path::{flow_metrics, rate_driver, seconds_between};
+use mocc_real::timeline::PathTimeline;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -114,7 +114,7 @@ fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
     if a.repeats == 0 {
         bail!("--repeats: must be >= 1 (got 0)");
     }
-    let suite = mocc_training::suite::Suite::load(&a.suite)?;
+    let suite = mocc_eval::suite::Suite::load(&a.suite)?;
     if suite.networks.is_empty() {
         bail!(
             "{}: networks: the comparison needs at least one",
@@ -122,7 +122,7 @@ fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
         );
     }
     for p in &a.policies {
-        if mocc_training::real_compare::kernel_tcp(p).is_none() {
+        if mocc_real::compare::kernel_tcp(p).is_none() {
             rate_driver(p, None, 100.0).map_err(|m| anyhow::anyhow!("--policy {m}"))?;
         }
     }
@@ -137,9 +137,9 @@ fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
         rows.extend(compare(p, &suite, runs, |line| eprintln!("{line}"))?);
     }
     let csv = a.out.join("compare.csv");
-    mocc_training::real_compare::write_csv(&csv, &rows)?;
+    mocc_real::compare::write_csv(&csv, &rows)?;
     let png = a.out.join("compare.png");
-    mocc_training::real_compare::figure(&png, &rows)?;
+    mocc_real::compare::figure(&png, &rows)?;
     eprintln!("results: {}\nfigure: {}", csv.display(), png.display());
     super::print_line(serde_json::to_string(&compare_summary(&a.policies, &rows))?)
 }
@@ -265,7 +265,7 @@ fn run_flows(a: RunArgs) -> anyhow::Result<()> {
 
 /// Parses `bw_pps=B,delay_s=D,queue_pkts=Q[,loss=L]` with the simulator's parser and bounds.
 fn parse_link(spec: &str) -> anyhow::Result<PathSpec> {
-    let config = mocc_training::simulate::parse_network_spec(spec)?;
+    let config = mocc_eval::simulate::parse_network_spec(spec)?;
     mocc_gym::Scenario::new(config.clone(), None)?;
     let fixed = |r: mocc_gym::Range, name: &str| match r {
         mocc_gym::Range::Fixed(v) => Ok(v),

@@ -2,12 +2,12 @@
 
 use anyhow::Context;
 use clap::{ArgGroup, Args};
-use mocc_gym::{Action, Scenario};
-use mocc_training::actor::LoadedPolicy;
-use mocc_training::simulate::{
+use mocc_eval::simulate::{
     parse_network_spec, simulate_into, simulate_policy_into, write_csv_header, write_csv_row,
     write_raw_csv_header, write_raw_csv_row, Horizon, MiRow, SimulationSpec,
 };
+use mocc_gym::{Action, Scenario};
+use mocc_training::checkpoint_policy::load_policy;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -69,8 +69,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     }
     let policy = match &args.policy {
         Some(path) => Some(
-            LoadedPolicy::load(path)
-                .with_context(|| format!("cannot load policy {}", path.display()))?,
+            load_policy(path).with_context(|| format!("cannot load policy {}", path.display()))?,
         ),
         None => None,
     };

@@ -2,8 +2,8 @@
 
 use super::ranks::Ranks;
 use clap::Args;
+use mocc_eval::suite::Suite;
 use mocc_training::config::LoadedConfig;
-use mocc_training::suite::Suite;
 use mocc_training::sweep::{pooled_by_omega, sweep_on, write_csv};
 use std::io::Write;
 use std::path::PathBuf;

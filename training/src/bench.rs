@@ -109,7 +109,7 @@ pub fn record_policy_mis(
     steps: u32,
     seed: u64,
 ) -> Result<Vec<mocc_policy::MonitorInterval>, mocc_gym::ScenarioError> {
-    let mut cfg = crate::export::export_scenario(policy);
+    let mut cfg = mocc_eval::actor::export_scenario(policy);
     let fixed = mocc_gym::ScenarioConfig::fixed_link(500.0, 0.03, 50.0, 0.0);
     cfg.link = fixed.link;
     cfg.senders = fixed.senders;
@@ -136,7 +136,7 @@ pub fn record_policy_mis(
 /// `checkpoint`, also the libtorch model deciding on the same observations one at a time.
 pub fn bench_policy(
     policy: Arc<mocc_policy::Policy>,
-    checkpoint: Option<&crate::actor::LoadedPolicy>,
+    checkpoint: Option<&mocc_eval::actor::LoadedPolicy>,
     decisions: u64,
     repeats: u32,
     seed: u64,
@@ -197,7 +197,7 @@ const SAME_MODEL_TOLERANCE: f32 = 1e-3;
 /// MI clock: warm-up MIs unrecorded, probe rules applied), after checking that `checkpoint` is the model `policy` was
 /// exported from: the same observation length and the same mean actions on every one of them.
 fn same_model_inputs(
-    checkpoint: &crate::actor::LoadedPolicy,
+    checkpoint: &mocc_eval::actor::LoadedPolicy,
     policy: &Arc<mocc_policy::Policy>,
     mis: &[mocc_policy::MonitorInterval],
     objective: [f64; 3],
@@ -267,7 +267,7 @@ const BENCH_START_RATE_PPS: f64 = 100.0;
 
 /// Median nanoseconds per batch-1 decision of a checkpoint on `observations`.
 fn time_checkpoint(
-    checkpoint: &crate::actor::LoadedPolicy,
+    checkpoint: &mocc_eval::actor::LoadedPolicy,
     observations: &[Vec<f32>],
     objective: [f64; 3],
     decisions: u64,
@@ -374,13 +374,14 @@ mod tests {
     /// controller's do.
     #[test]
     fn compared_observations_are_the_controllers() {
-        let shipped = crate::test_exports::shipped_dir();
+        let shipped =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-paths");
         let policy = Arc::new(mocc_policy::Policy::load(&shipped).expect("shipped export"));
         assert_eq!(policy.spec().monitor_interval.warmup_mis, 2);
         let mis = record_policy_mis(&policy, 20, 3).expect("recorded MIs");
         let objective = policy.spec().default_objective;
         // The export loaded as the model to compare: the same actions, whatever the inputs.
-        let model = crate::actor::LoadedPolicy::load(&shipped).expect("shipped model");
+        let model = mocc_eval::actor::LoadedPolicy::load(&shipped).expect("shipped model");
         let observations = same_model_inputs(&model, &policy, &mis, objective).expect("one model");
         assert_eq!(observations.len(), mis.len());
         let fresh = bench_controller(&policy, objective).expect("controller");

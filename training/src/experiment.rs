@@ -14,20 +14,19 @@
 //!    first trained on the old objective then fine-tuned on the new one. The worst relative
 //!    drop of each is reported.
 
-use crate::actor::LoadedPolicy;
 use crate::adaptation::{start_adaptation, AdaptSpec};
 use crate::adaptation_metrics::{
     compare, default_old_objective, median, worst_relative_drop, Curve, ObjectiveResult,
 };
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{ConfigError, LoadedConfig, Preset};
-use crate::eval::{evaluate, EvalError};
 use crate::experiment_outputs::{
     adaptation_figure, forgetting_figure, write_adaptation_csv, write_forgetting_csv,
 };
 use crate::landmarks::Objective;
-use crate::suite::Suite;
 use crate::trainer::{TrainError, Trainer};
+use mocc_eval::eval::{evaluate, EvalError};
+use mocc_eval::suite::Suite;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -52,7 +51,7 @@ pub enum ExperimentError {
     Eval(#[from] EvalError),
     /// Drawing failed.
     #[error(transparent)]
-    Plot(#[from] crate::chart::PlotError),
+    Plot(#[from] mocc_plot::chart::PlotError),
     /// Writing outputs failed.
     #[error("{path}: {source}")]
     Io {
@@ -159,7 +158,7 @@ fn old_objective_reward(
     suite: &Suite,
     objective: Objective,
 ) -> Result<f64, ExperimentError> {
-    let policy = LoadedPolicy::load(ckpt).map_err(EvalError::from)?;
+    let policy = crate::checkpoint_policy::load_policy(ckpt).map_err(EvalError::from)?;
     let mut s = suite.clone();
     s.objectives = Some(vec![objective]);
     let rows = evaluate(&policy, &s)?;

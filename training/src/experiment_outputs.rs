@@ -2,10 +2,10 @@
 //! (MOCC adapting against from-scratch policies; the old objective's reward while adapting).
 
 use crate::adaptation_metrics::Curve;
-use crate::axes::Axis;
-use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
 use crate::landmarks::Objective;
-use crate::style::policy_styles;
+use mocc_plot::axes::Axis;
+use mocc_plot::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
+use mocc_plot::style::policy_styles;
 use std::io::Write;
 use std::path::Path;
 
@@ -174,7 +174,8 @@ mod tests {
 
     #[test]
     fn adaptation_and_forgetting_figures_draw() {
-        let (dir, keep) = crate::chart::test_figure_dir("experiment-figs");
+        let (dir, keep) = mocc_plot::testing::test_figure_dir("experiment-figs")
+            .expect("a folder for the figures");
         let wave = |i: usize, a: f64| a * ((i as f64) * 0.7).sin();
         let curves: Vec<(Objective, Curve, Curve)> = (0..3)
             .map(|k| {

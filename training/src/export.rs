@@ -183,21 +183,6 @@ pub fn write_torchscript(
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The gym setup an export was trained with: its observation, metrics, action rule and MI
-/// sizing on the default link (callers replace the link and senders).
-pub fn export_scenario(policy: &Policy) -> ScenarioConfig {
-    let spec = policy.spec();
-    ScenarioConfig {
-        monitor_interval: spec.monitor_interval.sizing,
-        warmup_mis: spec.monitor_interval.warmup_mis,
-        observation: spec.observation.config.clone(),
-        metrics: spec.observation.metrics,
-        action: spec.action,
-        objective: spec.default_objective,
-        ..ScenarioConfig::default()
-    }
-}
-
 /// `path` relative to the working directory when it lies below it (so exports made inside a
 /// checkout name `configs/...` and `runs/...`), else as given.
 fn portable(path: &Path) -> String {
@@ -211,12 +196,4 @@ fn portable(path: &Path) -> String {
         .unwrap_or_else(|| path.to_path_buf())
         .display()
         .to_string()
-}
-
-/// Whether `path` is an export folder (holds `policy.json`).
-pub fn is_export(path: &Path) -> bool {
-    path.join(mocc_policy::SPEC_FILE).is_file()
-        || path
-            .file_name()
-            .is_some_and(|n| n == mocc_policy::SPEC_FILE)
 }

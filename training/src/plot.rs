@@ -1,12 +1,12 @@
 //! Figures of a run's own outputs: the learning curve from metrics.csv (`mocc plot curve`) and
 //! the omega sweep (`mocc sweep`). Every figure follows one standard (design.md, section 7): at
-//! most [`crate::style::MAX_LINES_PER_PANEL`] lines per panel (small multiples otherwise), the legend outside
-//! the plotting areas ([`crate::chart`]), one colour per scheme in every figure
-//! ([`crate::style::SCHEMES`]), units on every axis.
+//! most [`mocc_plot::style::MAX_LINES_PER_PANEL`] lines per panel (small multiples otherwise), the legend outside
+//! the plotting areas ([`mocc_plot::chart`]), one colour per scheme in every figure
+//! ([`mocc_plot::style::SCHEMES`]), units on every axis.
 
-use crate::axes::Axis;
-use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
-use crate::style::{scheme_colour, LineStyle, REFERENCE, SCHEMES};
+use mocc_plot::axes::Axis;
+use mocc_plot::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
+use mocc_plot::style::{scheme_colour, LineStyle, REFERENCE, SCHEMES};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -179,7 +179,7 @@ pub fn learning_curve(run_dir: &Path, out: &Path) -> Result<(), PlotError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chart::test_figure_dir;
+    use mocc_plot::testing::test_figure_dir;
 
     fn is_png(path: &Path) -> bool {
         std::fs::read(path).is_ok_and(|b| b.starts_with(b"\x89PNG\r\n\x1a\n"))
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn draws_the_sweep_figure() {
-        let (dir, keep) = test_figure_dir("sweep-fig");
+        let (dir, keep) = test_figure_dir("sweep-fig").expect("a folder for the figures");
         let rows: Vec<(usize, f64, f64, Vec<f64>)> = [
             (3, 37.4, 0.977),
             (6, 73.3, 0.972),
@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn draws_a_png_from_metrics() {
-        let (dir, keep) = test_figure_dir("plot");
+        let (dir, keep) = test_figure_dir("plot").expect("a folder for the figures");
         let mut csv = String::from("wall_time,step,tag,value\n");
         for i in 0..20 {
             csv.push_str(&format!("0,{},charts/episodic_return,{}\n", i * 100, i * i));

@@ -2,9 +2,9 @@
 //! as warnings (logging never stops training), and the scalars each update logs.
 
 use crate::config::LoggingConfig;
-use crate::mi_stats::MiStats;
 use crate::recorder::{CsvRecorder, Recorders, TensorBoardRecorder};
 use mocc_agents::LossStats;
+use mocc_eval::mi_stats::MiStats;
 use std::path::Path;
 
 /// The log of one run.

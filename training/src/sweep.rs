@@ -3,13 +3,12 @@
 //! the runs are spread over the ranks (run `i` on rank `i mod N`), each trained by its rank
 //! alone, and rank 0 collects the rows.
 
-use crate::actor::LoadedPolicy;
 use crate::config::LoadedConfig;
-use crate::eval::{evaluate, EvalError};
 use crate::landmarks::{denominator_for_omega, LandmarkSpec, Landmarks};
-use crate::suite::Suite;
 use crate::trainer::World;
 use crate::trainer::{TrainError, Trainer};
+use mocc_eval::eval::{evaluate, EvalError};
+use mocc_eval::suite::Suite;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -216,7 +215,8 @@ fn train_and_evaluate(
     let mut trainer = Trainer::new(cfg, run_dir)?;
     let summary = trainer.run(None, |_| {})?;
     drop(trainer);
-    let policy = LoadedPolicy::load(&summary.final_checkpoint).map_err(EvalError::from)?;
+    let policy = crate::checkpoint_policy::load_policy(&summary.final_checkpoint)
+        .map_err(EvalError::from)?;
     let mut rewards: Vec<f64> = evaluate(&policy, suite)?
         .iter()
         .map(|r| r.metrics.mocc_reward)

@@ -7,7 +7,6 @@
 use crate::checkpoint::{self, CheckpointError, Counters, InputDigest};
 use crate::config::{ConfigError, LoadedConfig, TrainConfig};
 use crate::episodes::Episodes;
-use crate::mi_stats::MiStats;
 use crate::plan::{group_means, plan_for, EnvReward, ObjectivePlan};
 use crate::run_lock::{RunLock, RunLockError};
 use crate::run_log::{update_scalars, RunLog};
@@ -16,6 +15,7 @@ use mocc_agents::{
     init_torch_threads, prepare_kernels, resolve_device, Collective, DeviceError, LossStats,
     PpoLearner, SingleProcess, StepOutcome, Timed, UpdateError,
 };
+use mocc_eval::mi_stats::MiStats;
 use mocc_gym::{VecEnv, VecEnvError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

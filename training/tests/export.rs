@@ -2,9 +2,10 @@
 //! controller and the gym.
 
 use mocc_agents::{ActorCritic, Architecture, RunningMeanStd};
+use mocc_eval::actor::export_scenario;
 use mocc_gym::{Action, Env, Scenario, ScenarioConfig, StartRate};
 use mocc_policy::{Controller, MonitorInterval, Policy, Provenance};
-use mocc_training::export::{actor_tensors, export_scenario, policy_spec, write_torchscript};
+use mocc_training::export::{actor_tensors, policy_spec, write_torchscript};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};

@@ -3,10 +3,10 @@
 //! value that passes validation, never a panic, and each comes back in bounded time (a hang
 //! guard, not a speed test).
 
+use mocc_eval::suite::Suite;
 use mocc_gym::{Scenario, Trace};
 use mocc_training::checkpoint;
 use mocc_training::config::LoadedConfig;
-use mocc_training::suite::Suite;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,11 +2,11 @@
 //! RTT ratio against bandwidth, RTT, random loss and buffer size) and Figure 7 (the CDF of the
 //! normalized reward over networks x objectives).
 
-use crate::axes::{Axis, Scale};
-use crate::chart::{draw_figure, Figure, Legend, Line, Panel, PlotError};
 use crate::eval::EvalRow;
-use crate::style::{display_name, is_classic, policy_styles, MAX_LINES_PER_PANEL};
 use crate::suite::{SuiteNetwork, SweepParam, SweepSpec};
+use mocc_plot::axes::{shared_range, Axis, Scale};
+use mocc_plot::chart::{draw_figure, Figure, Legend, Line, Panel, PlotError};
+use mocc_plot::style::{display_name, is_classic, policy_styles, MAX_LINES_PER_PANEL};
 use std::path::Path;
 
 /// A metric of an evaluation row.
@@ -115,27 +115,6 @@ pub fn line_groups(policies: &[&str]) -> Vec<(Option<&'static str>, Vec<usize>)>
         }
     }
     out
-}
-
-/// The range of `values` as a fixed axis range (log axes: positive values only), padded.
-pub(crate) fn shared_range<'a>(
-    scale: Scale,
-    values: impl Iterator<Item = &'a f64>,
-) -> Option<(f64, f64)> {
-    let (lo, hi) = values
-        .copied()
-        .filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0))
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
-    if !lo.is_finite() {
-        return None;
-    }
-    Some(match scale {
-        Scale::Log => (lo / 1.08, hi * 1.08),
-        Scale::Linear if hi > lo => (lo - 0.04 * (hi - lo), hi + 0.04 * (hi - lo)),
-        Scale::Linear => (lo - 0.5, hi + 0.5),
-    })
 }
 
 /// The panels of Figure 5: one row per swept parameter; per metric one panel, or one per
@@ -298,7 +277,7 @@ pub(crate) fn policy_lines(
             style: *s,
         })
         .collect();
-    let legend = crate::chart::legend_of(&lines);
+    let legend = mocc_plot::chart::legend_of(&lines);
     let groups = line_groups(policies)
         .into_iter()
         .map(|(g, idx)| (g, idx.iter().map(|&i| lines[i].clone()).collect()))
@@ -409,7 +388,7 @@ mod tests {
         let ws = [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1]];
         let mut rows = Vec::new();
         for (_, net) in spec.networks() {
-            for p in crate::style::TEST_SCHEMES {
+            for p in mocc_plot::testing::TEST_SCHEMES {
                 for w in ws {
                     rows.push(row(p, &net.label(), w, 0.9, 1.2));
                 }
@@ -424,7 +403,7 @@ mod tests {
         assert_eq!(panels.len(), 2 * 2 * 2);
         for p in &panels {
             assert!(
-                p.lines.len() <= crate::style::MAX_LINES_PER_PANEL,
+                p.lines.len() <= mocc_plot::style::MAX_LINES_PER_PANEL,
                 "{}",
                 p.title
             );
@@ -441,7 +420,10 @@ mod tests {
         assert_eq!(a.colour, b.colour);
         assert_eq!(
             (a.dash, b.dash),
-            (crate::style::Dash::Solid, crate::style::Dash::Dashed)
+            (
+                mocc_plot::style::Dash::Solid,
+                mocc_plot::style::Dash::Dashed
+            )
         );
         // Without the split the figure has one panel per metric.
         let (panels, columns, _) = sweep_panels(&spec, &rows, &[]);

@@ -3,13 +3,14 @@
 //! file over one duration.
 
 use crate::actor::LoadedPolicy;
-use crate::axes::{Axis, Scale};
-use crate::chart::{draw_figure, Figure, Legend, Line, Panel, PlotError};
 use crate::eval::EvalError;
-use crate::figures::{cdf, policy_lines, shared_range};
+use crate::figures::{cdf, policy_lines};
 use crate::simulate::{Horizon, MiRow};
-use crate::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
 use crate::suite::{FairnessSpec, FriendlinessSpec, TimeSeriesSpec};
+use mocc_plot::axes::shared_range;
+use mocc_plot::axes::{Axis, Scale};
+use mocc_plot::chart::{draw_figure, Figure, Legend, Line, Panel, PlotError};
+use mocc_plot::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
 use std::path::{Path, PathBuf};
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PlotError + '_ {
@@ -518,7 +519,7 @@ mod tests {
     #[test]
     fn fairness_draws_one_panel_per_flow_count() {
         let mut runs: FairnessRuns = Vec::new();
-        for p in crate::style::TEST_SCHEMES {
+        for p in mocc_plot::testing::TEST_SCHEMES {
             for n in [2, 3, 4] {
                 runs.push((p.into(), format!("{n} flows"), vec![0.6, 0.9, 1.0]));
             }
@@ -536,7 +537,7 @@ mod tests {
         let colours: Vec<_> = panels.iter().map(|p| p.lines[2].style.colour).collect();
         assert!(colours
             .iter()
-            .all(|&c| c == crate::style::SCHEMES[2].colour));
+            .all(|&c| c == mocc_plot::style::SCHEMES[2].colour));
     }
 
     fn repo(path: &str) -> PathBuf {

@@ -313,6 +313,24 @@ pub fn clip_polyline(points: &[(f64, f64)], x: (f64, f64), y: (f64, f64)) -> Vec
     out
 }
 
+/// The range of `values` as a fixed axis range (log axes: positive values only), padded.
+pub fn shared_range<'a>(scale: Scale, values: impl Iterator<Item = &'a f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .copied()
+        .filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    if !lo.is_finite() {
+        return None;
+    }
+    Some(match scale {
+        Scale::Log => (lo / 1.08, hi * 1.08),
+        Scale::Linear if hi > lo => (lo - 0.04 * (hi - lo), hi + 0.04 * (hi - lo)),
+        Scale::Linear => (lo - 0.5, hi + 0.5),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -348,24 +348,6 @@ pub fn legend_of<'a>(lines: impl IntoIterator<Item = &'a Line>) -> Vec<(String, 
     out
 }
 
-/// Where a test draws its figures: `$MOCC_KEEP_TEST_FIGURES` when set (kept, to look at), else
-/// a temporary folder the test removes. Returns the folder and whether to keep it.
-#[cfg(test)]
-pub(crate) fn test_figure_dir(name: &str) -> (std::path::PathBuf, bool) {
-    match std::env::var_os("MOCC_KEEP_TEST_FIGURES") {
-        Some(d) => {
-            let d = std::path::PathBuf::from(d);
-            std::fs::create_dir_all(&d).unwrap();
-            (d, true)
-        }
-        None => {
-            let d = std::env::temp_dir().join(format!("mocc-{name}-{}", std::process::id()));
-            std::fs::create_dir_all(&d).unwrap();
-            (d, false)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,11 +1,11 @@
 //! The time series of a real-path run (`mocc net run`): each flow's delivered rate and RTT
 //! over the run, in half-second bins, with the link's capacity and propagation RTT over time.
 
-use crate::axes::Axis;
-use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
-use crate::real_timeline::PathTimeline;
-use crate::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
+use crate::timeline::PathTimeline;
 use mocc_net::transport::FlowOutcome;
+use mocc_plot::axes::Axis;
+use mocc_plot::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
+use mocc_plot::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
 use std::path::Path;
 
 /// (time, value) points of a line.

@@ -2,18 +2,18 @@
 //! real emulated path, side by side: what the simulator predicts against what a real kernel
 //! queue gives.
 
-use crate::actor::LoadedPolicy;
-use crate::axes::{Axis, Scale};
-use crate::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
-use crate::eval::{EvalError, RunMetrics};
-use crate::figures::shared_range;
-use crate::real_path::{flow_metrics, rate_driver};
-use crate::real_timeline::PathTimeline;
-use crate::scenario_eval::fixed_link_runs;
-use crate::style::{policy_styles, Dash, LineStyle, REFERENCE};
-use crate::suite::{Suite, SuiteNetwork};
+use crate::path::{flow_metrics, rate_driver};
+use crate::timeline::PathTimeline;
+use mocc_eval::actor::LoadedPolicy;
+use mocc_eval::eval::{EvalError, RunMetrics};
+use mocc_eval::scenario_eval::fixed_link_runs;
+use mocc_eval::suite::{Suite, SuiteNetwork};
 use mocc_net::transport::{run_controlled_flow, run_tcp_flow};
 use mocc_net::{NetError, PathSpec, Topology};
+use mocc_plot::axes::shared_range;
+use mocc_plot::axes::{Axis, Scale};
+use mocc_plot::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
+use mocc_plot::style::{policy_styles, Dash, LineStyle, REFERENCE};
 use mocc_policy::MetricsVersion;
 use serde::Serialize;
 use std::path::Path;
@@ -225,7 +225,7 @@ pub fn figure(out: &Path, rows: &[CompareRow]) -> Result<(), PlotError> {
             .iter()
             .zip(&styles)
             .map(|(p, s)| Line {
-                label: crate::style::display_name(p),
+                label: mocc_plot::style::display_name(p),
                 points: rows
                     .iter()
                     .filter(|r| r.policy == *p)

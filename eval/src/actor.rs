@@ -1,20 +1,22 @@
 //! The policies that evaluation, multi-flow runs, time series and benchmarks drive: a trained
-//! actor (a training checkpoint run with libtorch, or an export run with mocc-policy's
-//! libtorch-free runtime, both behind the [`Actor`] trait), or a baseline sender that sets its
-//! own rate (a classic controller or a constant rate).
+//! actor behind the [`Actor`] trait (an export run with mocc-policy's libtorch-free runtime
+//! here; mocc-training adds training checkpoints run with libtorch), or a baseline sender that
+//! sets its own rate (a classic controller or a constant rate).
 
-use crate::checkpoint::{Checkpoint, CheckpointError, FrozenModel};
-use crate::export;
 use mocc_gym::{ClassicKind, ControllerConfig, Range, ScenarioConfig, SenderConfig, StartRate};
-use mocc_policy::Mode;
+use mocc_policy::{Mode, Policy};
 use std::path::Path;
 
 /// Why a policy could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyLoadError {
-    /// The checkpoint could not be read.
-    #[error(transparent)]
-    Checkpoint(#[from] CheckpointError),
+    /// The checkpoint could not be read (mocc-training's loader; its message names the file).
+    #[error("{0}")]
+    Checkpoint(String),
+    /// The path is neither a baseline name nor an export folder, and no checkpoint loader was
+    /// given (evaluation without mocc-training runs exports and baselines only).
+    #[error("{}: not a baseline name and not an export folder (no policy.json)", .0.display())]
+    NotAPolicy(std::path::PathBuf),
     /// The export folder is invalid.
     #[error(transparent)]
     Export(#[from] mocc_policy::PolicyError),
@@ -33,20 +35,7 @@ pub trait Actor {
     fn takes_objective(&self) -> bool;
 }
 
-impl Actor for FrozenModel {
-    /// One network: the modes do not matter.
-    fn mean_actions(&self, _modes: &[Mode], raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
-        let mut normalized = vec![0.0f32; raw_obs.len()];
-        self.obs_norm.normalize(raw_obs, &mut normalized);
-        self.model.infer(&normalized, objectives, self.device).mean
-    }
-
-    fn takes_objective(&self) -> bool {
-        self.model.architecture().takes_objective()
-    }
-}
-
-impl Actor for mocc_policy::Policy {
+impl Actor for Policy {
     fn mean_actions(&self, modes: &[Mode], raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
         let mut ws = self.workspace();
         raw_obs
@@ -58,7 +47,7 @@ impl Actor for mocc_policy::Policy {
     }
 
     fn takes_objective(&self) -> bool {
-        mocc_policy::Policy::takes_objective(self)
+        Policy::takes_objective(self)
     }
 }
 
@@ -101,40 +90,65 @@ pub fn baseline_sender(name: &str) -> Option<Result<SenderConfig, String>> {
     })
 }
 
+/// The gym setup an export was trained with: its observation, metrics, action rule and MI
+/// sizing on the default link (callers replace the link and senders).
+pub fn export_scenario(policy: &Policy) -> ScenarioConfig {
+    let spec = policy.spec();
+    ScenarioConfig {
+        monitor_interval: spec.monitor_interval.sizing,
+        warmup_mis: spec.monitor_interval.warmup_mis,
+        observation: spec.observation.config.clone(),
+        metrics: spec.observation.metrics,
+        action: spec.action,
+        objective: spec.default_objective,
+        ..ScenarioConfig::default()
+    }
+}
+
+/// Whether `path` is an export folder (holds `policy.json`) or its `policy.json`.
+pub fn is_export(path: &Path) -> bool {
+    path.join(mocc_policy::SPEC_FILE).is_file()
+        || path
+            .file_name()
+            .is_some_and(|n| n == mocc_policy::SPEC_FILE)
+}
+
 impl LoadedPolicy {
-    /// Loads a baseline name, an export folder (it holds `policy.json`), a checkpoint folder, or
-    /// a run folder (its newest checkpoint).
+    /// Loads a baseline name or an export folder (it holds `policy.json`); anything else is
+    /// [`PolicyLoadError::NotAPolicy`]. mocc-training's `load_policy` adds checkpoint and run
+    /// folders.
     pub fn load(path: &Path) -> Result<Self, PolicyLoadError> {
+        Self::load_baseline_or_export(path)?
+            .ok_or_else(|| PolicyLoadError::NotAPolicy(path.to_path_buf()))
+    }
+
+    /// A baseline name or an export folder loaded, or `None` when `path` is neither.
+    pub fn load_baseline_or_export(path: &Path) -> Result<Option<Self>, PolicyLoadError> {
         let name = path.display().to_string();
         if !path.exists() {
             if let Some(sender) = baseline_sender(&path.to_string_lossy()) {
-                return Ok(Self {
+                return Ok(Some(Self {
                     name,
                     scenario: ScenarioConfig::default(),
                     driver: Driver::Baseline(sender.map_err(PolicyLoadError::Invalid)?),
-                });
+                }));
             }
         }
-        if export::is_export(path) {
-            let policy = mocc_policy::Policy::load(path)?;
-            return Ok(Self {
-                name,
-                scenario: export::export_scenario(&policy),
-                driver: Driver::Learned(Box::new(policy)),
-            });
+        if !is_export(path) {
+            return Ok(None);
         }
-        let ckpt = Checkpoint::open(path)?;
-        let scenario = ckpt.scenario().map_err(|e| {
-            PolicyLoadError::Invalid(format!("training scenario of {}: {e}", ckpt.path.display()))
-        })?;
-        let frozen = ckpt
-            .frozen_model(scenario.obs_len(), ckpt.device())
-            .map_err(PolicyLoadError::Invalid)?;
-        Ok(Self {
+        let policy = Policy::load(path)?;
+        let scenario = export_scenario(&policy);
+        Ok(Some(Self::learned(name, Box::new(policy), scenario)))
+    }
+
+    /// A trained actor named `name` in result rows, with the gym setup it was trained with.
+    pub fn learned(name: String, actor: Box<dyn Actor>, scenario: ScenarioConfig) -> Self {
+        Self {
             name,
-            driver: Driver::Learned(Box::new(frozen)),
-            scenario: scenario.config().clone(),
-        })
+            driver: Driver::Learned(actor),
+            scenario,
+        }
     }
 
     /// The name used in result rows.

@@ -25,7 +25,7 @@ pub enum EvalError {
     Scenario(#[from] ScenarioError),
     /// A figure or its CSV could not be written.
     #[error(transparent)]
-    Output(#[from] crate::chart::PlotError),
+    Output(#[from] mocc_plot::chart::PlotError),
 }
 
 /// The per-run network metrics and rewards (each a mean over the run's MIs), also used for
@@ -166,7 +166,7 @@ fn network_scenario(
 /// totals (delivered packets over the time-integrated capacity), which then set utilization
 /// and throughput instead of the per-MI means.
 #[derive(Default)]
-pub(crate) struct RunSums {
+pub struct RunSums {
     net: MiStats,
     aurora: f64,
     mocc: f64,
@@ -184,7 +184,7 @@ struct RunTotals {
 impl RunSums {
     /// Sets the run's totals: `delivered` packets over `capacity` packets the link could carry
     /// in `seconds`.
-    pub(crate) fn set_totals(&mut self, delivered: f64, capacity: f64, seconds: f64) {
+    pub fn set_totals(&mut self, delivered: f64, capacity: f64, seconds: f64) {
         self.totals = Some(RunTotals {
             delivered,
             capacity,
@@ -192,7 +192,8 @@ impl RunSums {
         });
     }
 
-    pub(crate) fn add(&mut self, i: &StepInfo, w: &[f64; 3]) {
+    /// Adds one MI's statistics and its rewards under objective `w`.
+    pub fn add(&mut self, i: &StepInfo, w: &[f64; 3]) {
         let o = MiOutcome {
             throughput_pps: i.metric_thr_pps,
             delivered_pps: i.throughput_pps,
@@ -206,7 +207,8 @@ impl RunSums {
         self.mocc += mocc_reward(&o, w);
     }
 
-    pub(crate) fn metrics(&self) -> RunMetrics {
+    /// The run's metrics: means over its MIs, or its totals where set.
+    pub fn metrics(&self) -> RunMetrics {
         let n = self.net.mis().max(1) as f64;
         let (utilization, thr_pps) = match self.totals {
             Some(t) => (

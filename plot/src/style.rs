@@ -212,18 +212,6 @@ pub fn policy_styles(policies: &[&str]) -> Vec<LineStyle> {
         .collect()
 }
 
-/// One policy of every scheme, as tests of figures name them.
-#[cfg(test)]
-pub(crate) const TEST_SCHEMES: [&str; 7] = [
-    "checkpoints/mocc-omega36",
-    "checkpoints/aurora",
-    "cubic",
-    "bbr",
-    "copa",
-    "vegas",
-    "vivace",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 //! formed becomes the same per-MI statistics and rewards the simulator's MIs give, so a real
 //! run's row sits beside `mocc eval`'s.
 
-use crate::eval::{RunMetrics, RunSums};
-use crate::real_timeline::PathTimeline;
+use crate::timeline::PathTimeline;
+use mocc_eval::eval::{RunMetrics, RunSums};
 use mocc_gym::{MiOutcome, StepInfo};
 use mocc_net::transport::{ConstantRate, FlowOutcome, PolicyDriver, RateDriver};
 use mocc_policy::{Controller, MetricsVersion, Policy};

@@ -1,0 +1,18 @@
+//! mocc-real: mocc policies on real Linux paths (mocc-net's namespaces, kernel queue and delay
+//! line), measured in the evaluation's terms so a real run sits beside the simulator's. No
+//! libtorch.
+//!
+//! - [`timeline`]: a run's path over time (fixed link or a scenario's schedule and outages),
+//!   with the capacity and base RTT the metrics are measured against.
+//! - [`path`]: flows measured on a real path turned into the evaluation's per-MI statistics and
+//!   [`mocc_eval::eval::RunMetrics`].
+//! - [`compare`]: `mocc net compare`: every network of a suite in the simulator and on a real
+//!   path, side by side.
+//! - [`figures`]: the time series of a real-path run.
+//!
+//! Library code returns data; only the `mocc` binary prints.
+
+pub mod compare;
+pub mod figures;
+pub mod path;
+pub mod timeline;
