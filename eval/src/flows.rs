@@ -415,8 +415,9 @@ mod tests {
 
     /// The shipped paired export (checkpoints/mocc-pair): beside Cubic on a 4 BDP buffer its
     /// flow holds a share within the friendliness band, where its cooperative half alone
-    /// starves (0.07, docs/shared-links.md); two of its own flows keep the queue short (they
-    /// stay cooperative; the competitive half fills the buffer, RTT ratio near 4).
+    /// starves (0.07, docs/research/fine-tuned-beside-a-peer.md); two of its own flows keep the
+    /// queue short (they stay cooperative; the competitive half fills the buffer, RTT ratio near
+    /// 4).
     #[test]
     fn the_shipped_pair_holds_cubic_and_keeps_its_own_queue_short() {
         let pair = shipped_pair();
@@ -450,9 +451,9 @@ mod tests {
     /// Four staggered flows of the shipped pair keep the 800 pkt/s link full and share it
     /// evenly at a short queue: what fine-tuning its cooperative half beside a learned peer
     /// bought (the first shipped pair, its start, kept 0.87 of that link, and so did the same
-    /// fine-tune without the peer; docs/shared-links.md). The shipped pair keeps 0.902 here,
-    /// at the target of 0.9: a retrained pair that falls below it does not fill the link
-    /// as this one does.
+    /// fine-tune without the peer; docs/research/fine-tuned-beside-a-peer.md). The shipped pair
+    /// keeps 0.902 here, at the target of 0.9: a retrained pair that falls below it does
+    /// not fill the link as this one does.
     #[test]
     fn four_flows_of_the_shipped_pair_fill_the_link_evenly() {
         let pair = shipped_pair();

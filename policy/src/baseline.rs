@@ -152,8 +152,9 @@ pub struct PathEstimate {
 
 /// Length (s) of the window [`PathEstimate::recent_min_latency_s`] spans: longer than a
 /// base-RTT probe's interval and the probe (3 s and 4 MIs in pbq3's probes, the gated probes
-/// of docs/shared-links.md), in which flows that yield to delay empty a queue they share; a
-/// queue still there after it is held by a sender that does not, or is a higher base RTT.
+/// of docs/research/base-rtt-probes.md), in which flows that yield to delay empty a queue they
+/// share; a queue still there after it is held by a sender that does not, or is a higher base
+/// RTT.
 pub const RECENT_LATENCY_WINDOW_S: f64 = 5.0;
 
 /// The latency baseline of one connection (Aurora's `conn min latency`), updated once per MI,

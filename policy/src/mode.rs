@@ -11,10 +11,10 @@
 //! path without a queue (its mean latency within `queue_ratio` of the connection's lowest).
 //! A probe held up by the rate rule's floor cannot drain much; where several flows sit near the
 //! floor of a slow link, their queue outlasts the probes and they turn competitive too
-//! (docs/shared-links.md, "Two policies and Copa's switch"). So can a probe that another flow
+//! (docs/research/mode-switch.md). So can a probe that another flow
 //! of the export does not join (a newcomer's probe timer is not the incumbent's); once two of
 //! them are competitive, each one's probes meet the queue the other holds, and neither turns
-//! back ("Fine-tuned beside a learned peer").
+//! back (docs/research/fine-tuned-beside-a-peer.md).
 //!
 //! The policy an export runs in each mode is the export's business ([`crate::Policy`]); the
 //! switch only keeps the mode, in the MI clock, so the gym and a deployed

@@ -284,6 +284,43 @@ fn equal_line(lo: f64, hi: f64) -> Line {
     }
 }
 
+/// Per policy: how far the real path is from the simulator over the suite.
+#[derive(Debug, Serialize)]
+pub struct CompareSummary {
+    /// The policy.
+    pub policy: String,
+    /// Its networks x objectives.
+    pub cases: usize,
+    /// The largest |real - simulated| utilization.
+    pub max_abs_utilization_diff: f64,
+    /// The largest |real / simulated - 1| RTT ratio.
+    pub max_rel_rtt_ratio_diff: f64,
+    /// The largest |real - simulated| loss rate.
+    pub max_abs_loss_diff: f64,
+}
+
+/// Per policy of `policies`: the largest differences between the real path and the simulator
+/// over its rows.
+pub fn summarize(policies: &[String], rows: &[CompareRow]) -> Vec<CompareSummary> {
+    policies
+        .iter()
+        .map(|p| {
+            let mine: Vec<&CompareRow> = rows.iter().filter(|r| &r.policy == p).collect();
+            let max =
+                |f: &dyn Fn(&CompareRow) -> f64| mine.iter().map(|r| f(r)).fold(0.0, f64::max);
+            CompareSummary {
+                policy: p.clone(),
+                cases: mine.len(),
+                max_abs_utilization_diff: max(&|r| (r.real.utilization - r.sim.utilization).abs()),
+                max_rel_rtt_ratio_diff: max(&|r| {
+                    (r.real.rtt_ratio / r.sim.rtt_ratio.max(1e-9) - 1.0).abs()
+                }),
+                max_abs_loss_diff: max(&|r| (r.real.loss - r.sim.loss).abs()),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

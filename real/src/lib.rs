@@ -8,6 +8,8 @@
 //!   [`mocc_eval::eval::RunMetrics`].
 //! - [`compare`]: `mocc net compare`: every network of a suite in the simulator and on a real
 //!   path, side by side.
+//! - [`run`]: `mocc net run`: flows (exports over UDP, constant rates, kernel TCP) together on
+//!   a real path that follows its timeline, written as results.csv, per-flow MIs and a figure.
 //! - [`figures`]: the time series of a real-path run.
 //!
 //! Library code returns data; only the `mocc` binary prints.
@@ -15,4 +17,5 @@
 pub mod compare;
 pub mod figures;
 pub mod path;
+pub mod run;
 pub mod timeline;
