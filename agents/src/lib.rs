@@ -8,7 +8,6 @@
 
 pub mod adam;
 pub mod collective;
-mod data_parallel;
 pub mod device;
 pub mod fingerprint;
 pub mod gae;

@@ -6,7 +6,7 @@
 //! the path recently gave, whose RTT stayed flat while its own queue would have drained,
 //! measures the path as it is now.
 
-use crate::features::MetricsVersion;
+use crate::mi::MetricsVersion;
 use crate::mi::MonitorInterval;
 use crate::monotone_window::{MaxWindow, MinWindow};
 use serde::{Deserialize, Serialize};
@@ -392,7 +392,7 @@ fn push_mi_latency(window: &mut MinWindow, mi: &MonitorInterval, seconds: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::NO_BASELINE_LATENCY_S;
+    use crate::mi::NO_BASELINE_LATENCY_S;
     use crate::mi::{test_interval as mi, MonitorInterval, BYTES_PER_PACKET};
 
     const A: MetricsVersion = MetricsVersion::Aurora;

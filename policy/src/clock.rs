@@ -12,8 +12,8 @@
 //! recorded MIs are probe MIs: the agent does not decide after them (the sender paces them at
 //! `RateRule::pacing_rate`), and decides after the last one.
 
-use crate::features::MetricsVersion;
 use crate::history::{ObservationBuilder, ObservationConfig};
+use crate::mi::MetricsVersion;
 use crate::mi::{MonitorInterval, MonitorIntervalConfig};
 use crate::mode::{Mode, ModeState, ModeSwitch};
 use crate::probe::{ProbeRtt, ProbeState};

@@ -1,5 +1,6 @@
-//! What can go wrong writing or loading an export; every variant names the file and the field
-//! or tensor at fault.
+//! What can go wrong writing or loading an export (every variant names the file and the field
+//! or tensor at fault), and the error of an `action:` section's parameters (the rate rule,
+//! base-RTT probes, the mode switch).
 
 use std::path::PathBuf;
 
@@ -116,4 +117,22 @@ pub enum PolicyError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// Invalid rate-rule parameters.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RateError {
+    /// A field outside its domain.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The offending field.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The error of a rate-rule field outside its domain.
+pub(crate) fn invalid(field: &'static str, message: String) -> Result<(), RateError> {
+    Err(RateError::Invalid { field, message })
 }

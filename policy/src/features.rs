@@ -6,54 +6,10 @@
 //! divided by the metric's scale.
 
 use crate::baseline::PathEstimate;
-use crate::mi::MonitorInterval;
+use crate::mi::{MetricsVersion, MonitorInterval};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
-
-/// Baseline latency the `delivered` metrics report before any RTT sample was seen (s).
-pub const NO_BASELINE_LATENCY_S: f64 = 1e4;
-
-/// Which revision of PCC-RL's metric definitions to follow (they differ in two guards).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricsVersion {
-    /// PCC-RL as published with Aurora: `recv rate = 8 * (bytes_acked - packet) / dur` (one
-    /// packet fewer than acknowledged, negative when nothing was), and a baseline of 0 before
-    /// any RTT sample, so `latency ratio` is 1 then.
-    #[default]
-    Aurora,
-    /// The later PCC-RL revision (the code MOCC builds on): `recv rate = 8 * bytes_acked / dur`,
-    /// and a baseline of 1e4 s before any RTT sample, so `latency ratio` is 0 then.
-    Delivered,
-}
-
-impl MetricsVersion {
-    /// The `recv rate` metric in bits per second (0 for an empty interval).
-    pub fn recv_rate_bps(self, mi: &MonitorInterval) -> f64 {
-        let dur = mi.recv_dur_s();
-        if dur <= 0.0 {
-            return 0.0;
-        }
-        match self {
-            MetricsVersion::Aurora => 8.0 * (mi.bytes_acked - crate::mi::BYTES_PER_PACKET) / dur,
-            MetricsVersion::Delivered => 8.0 * mi.bytes_acked / dur,
-        }
-    }
-
-    /// The `recv rate` metric in packets per second.
-    pub fn throughput_pps(self, mi: &MonitorInterval) -> f64 {
-        self.recv_rate_bps(mi) / (8.0 * crate::mi::BYTES_PER_PACKET)
-    }
-
-    /// The baseline reported before any RTT sample (s).
-    pub fn empty_baseline_s(self) -> f64 {
-        match self {
-            MetricsVersion::Aurora => 0.0,
-            MetricsVersion::Delivered => NO_BASELINE_LATENCY_S,
-        }
-    }
-}
 
 /// One observation feature, named as in Aurora (`peak delivery ratio`, `recent min ratio` and
 /// `standing latency ratio` are ours).

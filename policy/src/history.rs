@@ -1,7 +1,8 @@
 //! The observation a policy sees: the feature rows of the last `eta` MIs, oldest first.
 
 use crate::baseline::{BaselineMode, LatencyBaseline};
-use crate::features::{FeatureSet, MetricsVersion};
+use crate::features::FeatureSet;
+use crate::mi::MetricsVersion;
 use crate::mi::MonitorInterval;
 use serde::{Deserialize, Serialize};
 

@@ -41,12 +41,13 @@ pub mod spec;
 pub use baseline::{BaselineMode, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
 pub use controller::Controller;
-pub use error::PolicyError;
+pub use error::{PolicyError, RateError};
 pub use export::{NamedTensors, Policy, PolicyWorkspace, SPEC_FILE, WEIGHTS_FILE};
-pub use features::{Feature, FeatureError, FeatureSet, MetricsVersion, NO_BASELINE_LATENCY_S};
+pub use features::{Feature, FeatureError, FeatureSet};
 pub use history::{ObservationBuilder, ObservationConfig};
 pub use mi::{
-    MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, RttTally, BYTES_PER_PACKET,
+    MetricsVersion, MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, RttTally,
+    BYTES_PER_PACKET, NO_BASELINE_LATENCY_S,
 };
 pub use mode::{Mode, ModeState, ModeSwitch};
 pub use net::{Activation, OBJECTIVE_DIM};
@@ -56,7 +57,7 @@ pub use normalize::{
 pub use objective::{Objective, ObjectiveError};
 pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
 pub use probe::{ProbeRtt, ProbeState};
-pub use rate::{BinomialIncrease, RateError, RateRule};
+pub use rate::{BinomialIncrease, RateRule};
 pub use spec::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,
     WeightsSpec, POLICY_FORMAT_VERSION,

@@ -20,9 +20,9 @@
 //! switch only keeps the mode, in the MI clock, so the gym and a deployed
 //! [`Controller`](crate::Controller) switch at the same MIs.
 
+use crate::error::{invalid, RateError};
 use crate::mi::MonitorInterval;
 use crate::probe::MAX_PROBE_INTERVAL_S;
-use crate::rate::{invalid, RateError};
 use serde::{Deserialize, Serialize};
 
 /// When a learned sender switches between its cooperative and competitive policies.

@@ -13,8 +13,8 @@
 //! are sent at `rate_fraction` of the agent's rate, recorded in the history (they update the
 //! baseline), and the agent decides again after the last of them, from the rate it had chosen.
 
+use crate::error::{invalid, RateError};
 use crate::mi::MonitorInterval;
-use crate::rate::{invalid, RateError};
 use serde::{Deserialize, Serialize};
 
 /// When and how a learned sender probes its path's base RTT.

@@ -2,27 +2,10 @@
 //! optionally with binomial increases that grow slower than the rate, so that every increase
 //! flows which read the same queue share narrows the ratio of their rates.
 
+use crate::error::{invalid, RateError};
 use crate::mode::ModeSwitch;
 use crate::probe::ProbeRtt;
 use serde::{Deserialize, Serialize};
-
-/// Invalid rate-rule parameters.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RateError {
-    /// A field outside its domain.
-    #[error("{field}: {message}")]
-    Invalid {
-        /// The offending field.
-        field: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-}
-
-/// The error of a rate-rule field outside its domain.
-pub(crate) fn invalid(field: &'static str, message: String) -> Result<(), RateError> {
-    Err(RateError::Invalid { field, message })
-}
 
 /// `d = delta_scale * a`; `rate *= 1 + d` when `d >= 0`, else `rate /= 1 - d`; then clamp.
 /// With [`BinomialIncrease`] an increase is `rate * d * (reference / rate)^k` instead.

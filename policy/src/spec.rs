@@ -5,8 +5,8 @@
 //! the field.
 
 use crate::error::PolicyError;
-use crate::features::MetricsVersion;
 use crate::history::ObservationConfig;
+use crate::mi::MetricsVersion;
 use crate::mi::MonitorIntervalConfig;
 use crate::net::{Activation, OBJECTIVE_DIM};
 use crate::normalize::Normalization;

@@ -8,12 +8,12 @@
 //! statistics of the whole minibatch. The sum of the gradients is the same on every rank, and
 //! so are clipping and Adam's step.
 
+use super::loss::{ppo_loss, LossValues, Minibatch};
+use super::step::{step_on_gradient, UpdateError};
 use crate::adam::Adam;
 use crate::collective::Collective;
 use crate::model::ActorCritic;
-use crate::ppo::{ppo_loss, step_on_gradient, LossValues, Minibatch};
 use crate::ppo_config::PpoConfig;
-use crate::UpdateError;
 use tch::{Kind, Tensor};
 
 /// Loss groups are `u8`: statistics for every possible group travel in one fixed-size vector.
