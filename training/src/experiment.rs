@@ -25,7 +25,8 @@ use crate::experiment_outputs::{
 };
 use crate::landmarks::Objective;
 use crate::trainer::{TrainError, Trainer};
-use mocc_eval::eval::{evaluate, EvalError};
+use mocc_eval::evaluate;
+use mocc_eval::results::EvalError;
 use mocc_eval::suite::Suite;
 use serde::Serialize;
 use std::path::{Path, PathBuf};

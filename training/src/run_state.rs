@@ -1,45 +1,43 @@
-//! A run's state on disk: saving a checkpoint (learner, envs, episodes, plan, counters) with
-//! retention, resuming from one bit for bit, and starting a fresh run from a pretrained model.
+//! What a checkpoint's `state.json` holds of a run's simulators under `envs`: every env's
+//! snapshot and the episode accounting, per rank on several ranks, and this rank's share of
+//! it on resume.
 
-use crate::checkpoint::{self, Checkpoint, CheckpointState, InputDigest, CHECKPOINT_FORMAT};
-use crate::episodes::{Episodes, EpisodesState};
-use crate::recorder::{truncate_csv_after, METRICS_CSV};
-use crate::trainer::{lock_on_rank_zero, TrainError, Trainer, World};
-use mocc_agents::LearnerState;
-use mocc_agents::{Collective, SingleProcess};
+use crate::episodes::EpisodesState;
+use mocc_agents::Collective;
 use mocc_gym::EnvSnapshot;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Simulator state and episode accounting, as `state.json` stores them under `envs` (with
 /// one process).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct EnvsState {
-    snapshots: Vec<EnvSnapshot>,
+pub(crate) struct EnvsState {
+    pub(crate) snapshots: Vec<EnvSnapshot>,
     #[serde(flatten)]
-    episodes: EpisodesState,
+    pub(crate) episodes: EpisodesState,
 }
 
 /// One rank's own state (its envs, and its lanes' discounted returns when rewards are
 /// scaled), as `state.json` stores them in `envs.ranks`, in rank order, for a run on several
 /// ranks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct RankState {
-    envs: EnvsState,
+pub(crate) struct RankState {
+    pub(crate) envs: EnvsState,
     #[serde(default)]
-    reward_returns: Option<Vec<f64>>,
+    pub(crate) reward_returns: Option<Vec<f64>>,
 }
 
 /// `envs` of a run on several ranks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct RanksState {
-    ranks: Vec<RankState>,
+pub(crate) struct RanksState {
+    pub(crate) ranks: Vec<RankState>,
 }
 
 /// This rank's share of a checkpoint's `envs`; an error when the checkpoint was written by
 /// another number of ranks.
-fn own_state(envs: serde_json::Value, world: &dyn Collective) -> Result<RankState, String> {
+pub(crate) fn own_state(
+    envs: serde_json::Value,
+    world: &dyn Collective,
+) -> Result<RankState, String> {
     let written_by = envs
         .get("ranks")
         .and_then(|r| r.as_array())
@@ -62,179 +60,4 @@ fn own_state(envs: serde_json::Value, world: &dyn Collective) -> Result<RankStat
     let mut all: RanksState =
         serde_json::from_value(envs).map_err(|e| format!("env state: {e}"))?;
     Ok(all.ranks.swap_remove(world.rank()))
-}
-
-impl Trainer {
-    /// Continues the run saved in `checkpoint` (a checkpoint or run folder), writing into the
-    /// run folder that holds it.
-    pub fn resume(checkpoint: &Path) -> Result<Self, TrainError> {
-        Self::resume_on(checkpoint, Arc::new(SingleProcess))
-    }
-
-    /// [`Self::resume`] on the ranks of `world`, as many as wrote the checkpoint.
-    pub fn resume_on(checkpoint: &Path, world: World) -> Result<Self, TrainError> {
-        let resolved = checkpoint::resolve(checkpoint)?;
-        let run_dir = checkpoint::run_dir_of(&resolved);
-        let lock = lock_on_rank_zero(&run_dir, &*world)?;
-        let ckpt = Checkpoint::open(&resolved)?;
-        let loaded = ckpt.loaded_config();
-        loaded.validate()?;
-        InputDigest::check_unchanged(&ckpt.state.inputs)?;
-        let Checkpoint {
-            path,
-            state,
-            tensors,
-        } = ckpt;
-        let incompatible = |e: String| TrainError::Incompatible(format!("{}: {e}", path.display()));
-        let own = own_state(state.envs.clone(), &*world).map_err(incompatible)?;
-        let dropped = if world.rank() == 0 {
-            truncate_csv_after(&run_dir.join(METRICS_CSV), state.counters.env_steps).map_err(
-                |source| TrainError::Io {
-                    path: run_dir.join(METRICS_CSV),
-                    source,
-                },
-            )?
-        } else {
-            0
-        };
-        let mut t = Self::build(&loaded, &run_dir, lock, state.schedule.clone(), world)?;
-        if dropped > 0 {
-            t.log.warn(format!(
-                "{METRICS_CSV}: dropped {dropped} rows logged after the checkpoint at {} env \
-                 steps (they are logged again as the run repeats that work)",
-                state.counters.env_steps
-            ));
-        }
-        t.inputs = state.inputs;
-        let mut reward_norm = state.reward_norm;
-        if let (Some(scaler), Some(returns)) = (&mut reward_norm, own.reward_returns) {
-            scaler.returns = returns;
-        }
-        t.learner
-            .restore(
-                &tensors,
-                LearnerState {
-                    adam_step: state.adam_step,
-                    obs_norm: state.obs_norm,
-                    reward_norm,
-                    rng: state.rng,
-                },
-            )
-            .map_err(incompatible)?;
-        t.counters = state.counters;
-        t.venv.restore(own.envs.snapshots)?;
-        t.episodes = Episodes::restore(own.envs.episodes);
-        t.saved_updates = Some(t.counters.updates);
-        t.last_checkpoint = Some(path);
-        t.git_revision = state.git_revision;
-        Ok(t)
-    }
-
-    /// Starts this fresh run from a pretrained checkpoint's weights and observation statistics
-    /// (Adam starts afresh). The architectures must match.
-    pub fn load_pretrained(&mut self, checkpoint: &Path) -> Result<(), TrainError> {
-        let ckpt = Checkpoint::open(checkpoint)?;
-        self.start_from(&ckpt)
-    }
-
-    /// [`Self::load_pretrained`] from a checkpoint already open.
-    pub fn start_from(&mut self, ckpt: &Checkpoint) -> Result<(), TrainError> {
-        if self.counters.updates > 0 {
-            return Err(TrainError::Incompatible(
-                "pretrained weights can only be loaded before the first update".into(),
-            ));
-        }
-        self.learner
-            .load_pretrained(
-                &ckpt.tensors,
-                &ckpt.state.obs_norm,
-                ckpt.state.reward_norm.as_ref(),
-            )
-            .map_err(|e| TrainError::Incompatible(format!("{}: {e}", ckpt.path.display())))
-    }
-
-    /// Saves a checkpoint now and applies the retention policy. On several ranks every rank
-    /// calls it; rank 0 gathers the others' envs and writes the checkpoint (the others return
-    /// `None`).
-    pub fn save_checkpoint(&mut self) -> Result<Option<PathBuf>, TrainError> {
-        let envs = EnvsState {
-            snapshots: self.venv.snapshot(),
-            episodes: self.episodes.state(),
-        };
-        self.check_ranks_agree()?;
-        let recent_return = self.mean_recent_return();
-        let Some(envs) = self.envs_of_every_rank(envs)? else {
-            // Rank 0 writes; this rank has taken its part in this update's checkpoint.
-            self.saved_updates = Some(self.counters.updates);
-            return Ok(None);
-        };
-        let learner = self.learner.state();
-        let state = CheckpointState {
-            format: CHECKPOINT_FORMAT,
-            config: self.config.clone(),
-            config_path: self.config_path.clone(),
-            counters: self.counters,
-            adam_step: learner.adam_step,
-            obs_norm: learner.obs_norm,
-            reward_norm: learner.reward_norm,
-            rng: learner.rng,
-            recent_return,
-            envs,
-            schedule: self.plan.schedule().cloned(),
-            git_revision: self.git_revision.clone(),
-            weights_sha256: None,
-            inputs: self.inputs.clone(),
-        };
-        let dir = self.run_dir.join("checkpoints");
-        let path = checkpoint::save(&dir, &state, &self.learner.tensors())?;
-        self.last_checkpoint = Some(path.clone());
-        self.saved_updates = Some(self.counters.updates);
-        self.apply_retention(&dir);
-        Ok(Some(path))
-    }
-
-    /// `state.json`'s `envs` on rank 0: this process's envs alone, or every rank's (gathered
-    /// from the others); `None` on the other ranks.
-    fn envs_of_every_rank(&self, envs: EnvsState) -> Result<Option<serde_json::Value>, TrainError> {
-        let json_error = |e: serde_json::Error| TrainError::Incompatible(format!("env state: {e}"));
-        if self.world.ranks() == 1 {
-            return serde_json::to_value(&envs).map(Some).map_err(json_error);
-        }
-        let own = RankState {
-            envs,
-            reward_returns: self.learner.reward_scaler().map(|s| s.returns.clone()),
-        };
-        let bytes = serde_json::to_vec(&own).map_err(json_error)?;
-        let Some(all) = self.world.gather_bytes(&bytes) else {
-            return Ok(None);
-        };
-        let ranks = all
-            .iter()
-            .map(|b| serde_json::from_slice(b))
-            .collect::<Result<Vec<RankState>, _>>()
-            .map_err(json_error)?;
-        serde_json::to_value(RanksState { ranks })
-            .map(Some)
-            .map_err(json_error)
-    }
-
-    fn apply_retention(&mut self, dir: &Path) {
-        let Ok(existing) = checkpoint::list(dir) else {
-            return;
-        };
-        let scored: Vec<(u64, Option<f64>)> = existing
-            .iter()
-            .map(|(u, p)| (*u, checkpoint::load_score(p)))
-            .collect();
-        for u in checkpoint::retention(&scored, self.config.checkpoint.keep_last) {
-            if let Some((_, p)) = existing.iter().find(|(x, _)| *x == u) {
-                if let Err(e) = std::fs::remove_dir_all(p) {
-                    self.log.warn(format!(
-                        "could not delete old checkpoint {}: {e}",
-                        p.display()
-                    ));
-                }
-            }
-        }
-    }
 }

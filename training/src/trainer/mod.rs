@@ -2,7 +2,9 @@
 //! the learner's update, the objective plan, logging and checkpoints. [`Trainer::run`] reads
 //! top to bottom like CleanRL's `ppo_continuous_action`; the learner (`mocc_agents::PpoLearner`)
 //! owns the model, sampling and the update, the plan (`crate::plan`) which objective each env
-//! runs, and `crate::run_state` saving, resuming and pretrained starts.
+//! runs, and [`resume`] saving, resuming and pretrained starts.
+
+mod resume;
 
 use crate::checkpoint::{self, CheckpointError, Counters, InputDigest};
 use crate::config::{ConfigError, LoadedConfig, TrainConfig};
@@ -158,26 +160,26 @@ fn gather_rows(matrix: &[f32], width: usize, rows: &[usize], out: &mut Vec<f32>)
 
 /// A training run in progress.
 pub struct Trainer {
-    pub(crate) config: TrainConfig,
-    pub(crate) config_path: PathBuf,
-    pub(crate) run_dir: PathBuf,
-    pub(crate) venv: VecEnv,
-    pub(crate) learner: PpoLearner,
-    pub(crate) plan: Box<dyn ObjectivePlan>,
-    pub(crate) episodes: Episodes,
-    pub(crate) counters: Counters,
-    pub(crate) total_updates: u64,
-    pub(crate) log: RunLog,
-    pub(crate) timing: TimeSplit,
-    pub(crate) last_checkpoint: Option<PathBuf>,
-    pub(crate) saved_updates: Option<u64>,
-    pub(crate) git_revision: Option<String>,
+    config: TrainConfig,
+    config_path: PathBuf,
+    run_dir: PathBuf,
+    venv: VecEnv,
+    learner: PpoLearner,
+    plan: Box<dyn ObjectivePlan>,
+    episodes: Episodes,
+    counters: Counters,
+    total_updates: u64,
+    log: RunLog,
+    timing: TimeSplit,
+    last_checkpoint: Option<PathBuf>,
+    saved_updates: Option<u64>,
+    git_revision: Option<String>,
     /// Digests of the files the run reads by path, checked again on resume.
-    pub(crate) inputs: Vec<InputDigest>,
+    inputs: Vec<InputDigest>,
     /// Held while the run writes into `run_dir` (by rank 0 alone: it alone writes there).
     _lock: Option<RunLock>,
     /// The ranks that train this run together (one process by default), timed.
-    pub(crate) world: Arc<Timed>,
+    world: Arc<Timed>,
 }
 
 /// The processes a run trains on.
@@ -210,7 +212,7 @@ impl Trainer {
     }
 
     /// The envs, learner, plan and log of a run; `saved_schedule` continues a landmark walk.
-    pub(crate) fn build(
+    fn build(
         loaded: &LoadedConfig,
         run_dir: &Path,
         lock: Option<RunLock>,
@@ -469,7 +471,7 @@ impl Trainer {
     }
 
     /// The mean return of every rank's recent episodes (up to 100 per rank).
-    pub(crate) fn mean_recent_return(&self) -> Option<f64> {
+    fn mean_recent_return(&self) -> Option<f64> {
         if self.world.ranks() == 1 {
             return self.episodes.mean_recent_return();
         }
@@ -481,7 +483,7 @@ impl Trainer {
     /// Checks that every rank holds the same weights, Adam state, statistics, RNG, schedule
     /// and counters as rank 0 (a digest of each, compared at every checkpoint; nothing to check
     /// alone).
-    pub(crate) fn check_ranks_agree(&self) -> Result<(), TrainError> {
+    fn check_ranks_agree(&self) -> Result<(), TrainError> {
         if self.world.ranks() == 1 {
             return Ok(());
         }
