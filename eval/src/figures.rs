@@ -2,7 +2,7 @@
 //! RTT ratio against bandwidth, RTT, random loss and buffer size) and Figure 7 (the CDF of the
 //! normalized reward over networks x objectives).
 
-use crate::eval::EvalRow;
+use crate::results::EvalRow;
 use crate::suite::{SuiteNetwork, SweepParam, SweepSpec};
 use mocc_plot::axes::{shared_range, Axis, Scale};
 use mocc_plot::chart::{draw_figure, Figure, Legend, Line, Panel, PlotError};
@@ -366,7 +366,7 @@ mod tests {
             w_lat: w[1],
             w_loss: w[2],
             seed: 0,
-            metrics: crate::eval::RunMetrics {
+            metrics: crate::results::RunMetrics {
                 utilization: util,
                 rtt_ratio: ratio,
                 mocc_reward: util,

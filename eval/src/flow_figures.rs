@@ -3,8 +3,8 @@
 //! file over one duration.
 
 use crate::actor::LoadedPolicy;
-use crate::eval::EvalError;
 use crate::figures::{cdf, policy_lines};
+use crate::results::EvalError;
 use crate::simulate::{Horizon, MiRow};
 use crate::suite::{FairnessSpec, FriendlinessSpec, TimeSeriesSpec};
 use mocc_plot::axes::shared_range;

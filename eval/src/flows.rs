@@ -8,7 +8,7 @@ use mocc_gym::{
     env_rng, ClassicCc, ControllerConfig, Link, Network, Range, Scenario, ScenarioConfig,
     ScenarioError, Sender, SenderConfig, StartRate,
 };
-use mocc_policy::{MiClock, MonitorInterval, RttTally};
+use mocc_policy::{Mode, MonitorInterval, RttTally, SenderLoop};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -150,25 +150,18 @@ fn bottleneck(
     Ok((scenario.build_link(params), rng))
 }
 
-/// A learned flow's MI clock and the rate its agent chose (paced at a share of it in base-RTT
-/// probe MIs), as a deployed `Controller` keeps them.
+/// A learned flow's sender loop (MI clock, rate rule, the rate its agent chose), as a
+/// deployed `Controller` runs it.
 struct LearnedFlow {
-    clock: MiClock,
-    rate_pps: f64,
+    clock: SenderLoop,
 }
 
 impl LearnedFlow {
     /// Folds in a closed MI and returns the next MI's pacing rate: after a decision when the
-    /// clock calls for one (the warm-up and probes keep the agent's rate), a probe's share of
+    /// loop calls for one (the warm-up and probes keep the agent's rate), a probe's share of
     /// the agent's rate in probe MIs.
     fn on_mi(&mut self, flow: &Flow<'_>, mi: &MonitorInterval) -> f64 {
-        if self.clock.on_mi(mi) {
-            self.rate_pps = act(flow, &self.clock, self.rate_pps);
-        }
-        flow.driver
-            .scenario()
-            .action
-            .pacing_rate(self.rate_pps, self.clock.probing())
+        self.clock.on_mi_with(mi, |mode, obs| act(flow, mode, obs))
     }
 
     /// Folds in `mi`, which sender `i` of `net` has just closed, and sets the sender's next MI:
@@ -197,19 +190,15 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<LearnedFlow>) 
         }
         return (s, None);
     }
-    let mut clock = f.driver.scenario().mi_clock();
-    let mut rate = 0.5 * net.bw_pps;
-    if clock.reset(net.delay_s + 0.5 * f.extra_rtt_s) {
-        // As in the gym: the first decision, on the empty history, precedes MI 1.
-        rate = act(f, &clock, rate);
-    }
+    let start = 0.5 * net.bw_pps;
+    let mut clock = SenderLoop::new(&f.driver.scenario().loop_spec(), start);
+    // As in the gym: the first decision, on the empty history, precedes MI 1.
+    let rate = clock.start_with(start, net.delay_s + 0.5 * f.extra_rtt_s, |mode, obs| {
+        act(f, mode, obs)
+    });
     let mut sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
     sender.set_extra_rtt(f.extra_rtt_s);
-    let state = LearnedFlow {
-        clock,
-        rate_pps: rate,
-    };
-    (sender, Some(state))
+    (sender, Some(LearnedFlow { clock }))
 }
 
 /// Closes the MIs of the flows that no policy reads (classic and constant-rate senders have no
@@ -230,12 +219,11 @@ fn close_unread_mis(
     }
 }
 
-/// The flow's policy acting on its clock's observation, in its clock's mode: the next rate
-/// after `rate`.
-fn act(flow: &Flow<'_>, clock: &MiClock, rate: f64) -> f64 {
+/// The flow's policy's action on an observation, in a mode (the loop's rule turns it into the
+/// next rate).
+fn act(flow: &Flow<'_>, mode: Mode, observation: &[f32]) -> f64 {
     let w = flow.objective.map(|v| v as f32);
-    let a = flow.driver.act(&[clock.mode()], clock.observation(), &w)[0];
-    flow.driver.scenario().action.apply(rate, f64::from(a))
+    f64::from(flow.driver.act(&[mode], observation, &w)[0])
 }
 
 /// Jain's fairness index `(sum x)^2 / (n sum x^2)` (1 for no or all-zero rates).

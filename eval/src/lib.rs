@@ -4,9 +4,10 @@
 //!   export here; mocc-training adds checkpoints) or a baseline sender (Cubic, BBR, Copa, Vegas,
 //!   Vivace, a constant rate), loaded as a [`actor::LoadedPolicy`].
 //! - [`suite`]: evaluation suites (`configs/eval/*.yaml`) and their validation.
-//! - [`eval`]: a policy on every network x objective x seed of a suite, per-run
-//!   [`eval::RunMetrics`] and rewards; [`scenario_eval`]: the suite's scenario files;
-//!   [`mi_stats`]: the one accumulator of per-MI statistics.
+//! - [`evaluate()`]: a policy on a whole suite: [`network_eval`] (every network x objective x
+//!   seed) and [`scenario_eval`] (the suite's scenario files); [`results`]: what they report
+//!   (per-run [`results::RunMetrics`] and rewards, rows, results.csv); [`mi_stats`]: the one
+//!   accumulator of per-MI statistics.
 //! - [`flows`]: several flows on one bottleneck (fairness, friendliness); [`simulate`]: one
 //!   sender for N MIs (`mocc simulate`).
 //! - [`figures`] and [`flow_figures`]: the result figures (the paper's Figures 5 and 7,
@@ -15,15 +16,18 @@
 //! Library code returns data; only the `mocc` binary prints.
 
 pub mod actor;
-pub mod eval;
+pub mod evaluate;
 pub mod figures;
 pub mod flow_figures;
 pub mod flows;
 pub mod mi_stats;
+pub mod network_eval;
+pub mod results;
 pub mod scenario_eval;
 pub mod simulate;
 pub mod suite;
 #[cfg(test)]
 mod test_exports;
 
+pub use evaluate::evaluate;
 pub use simulate::{parse_network_spec, simulate, MiRow, SimulationReport, SimulationSpec};

@@ -1,15 +1,13 @@
-//! `mocc eval`: run a policy deterministically (action = mean) on every network x objective x
-//! seed of a suite file and report per-run network metrics and rewards.
+//! What an evaluation reports: per-run network metrics and rewards ([`RunMetrics`], summed
+//! over a run's MIs by [`RunSums`]), result rows with their policy, network, objective and
+//! seed, their means, results.csv, and the errors of evaluating.
 
 use crate::actor::{LoadedPolicy, PolicyLoadError};
 use crate::mi_stats::MiStats;
-use crate::suite::{Suite, SuiteError, SuiteNetwork};
+use crate::suite::SuiteError;
 use mocc_gym::reward::{aurora_reward, mocc_reward};
-use mocc_gym::{
-    Action, Env, MiOutcome, Mode, Range, Scenario, ScenarioConfig, ScenarioError, StepInfo,
-};
+use mocc_gym::{MiOutcome, ScenarioError, StepInfo};
 use serde::Serialize;
-use std::sync::Arc;
 
 /// Errors of evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -142,26 +140,6 @@ pub struct EvalSummary {
     pub metrics: RunMetrics,
 }
 
-/// The scenario of one suite network, with the policy's observation, action and metric setup.
-fn network_scenario(
-    policy: &LoadedPolicy,
-    net: &SuiteNetwork,
-    steps: u32,
-) -> Result<Scenario, ScenarioError> {
-    let fixed = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
-    let mut cfg = policy.scenario().clone();
-    cfg.link = fixed.link;
-    cfg.senders = fixed.senders;
-    cfg.episode_mis = steps;
-    if let Some(s) = cfg.senders.first_mut() {
-        s.start_rate = mocc_gym::StartRate::BandwidthFactor(Range::uniform(0.3, 1.5));
-        if let Some(b) = policy.baseline() {
-            *s = *b;
-        }
-    }
-    Scenario::new(cfg, None)
-}
-
 /// One run's sums: the network statistics and both rewards per MI, and optionally the run's
 /// totals (delivered packets over the time-integrated capacity), which then set utilization
 /// and throughput instead of the per-MI means.
@@ -231,55 +209,6 @@ impl RunSums {
             mocc_reward: self.mocc / n,
         }
     }
-}
-
-/// Runs every network x objective x seed of the suite, then its `scenarios:` entries.
-pub fn evaluate(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, EvalError> {
-    let mut rows = evaluate_networks(policy, suite)?;
-    rows.extend(crate::scenario_eval::evaluate_scenarios(policy, suite)?);
-    Ok(rows)
-}
-
-/// Runs every network x objective x seed of the suite.
-fn evaluate_networks(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, EvalError> {
-    let objectives = suite.objectives_or_default();
-    let mut rows = Vec::new();
-    for net in &suite.all_networks() {
-        let scenario = Arc::new(network_scenario(policy, net, suite.steps)?);
-        let mut envs = Vec::new();
-        for w in &objectives {
-            for &seed in &suite.seeds {
-                let mut env = Env::new(scenario.clone(), seed, 0);
-                env.set_objective(*w);
-                envs.push((env, *w, seed, RunSums::default()));
-            }
-        }
-        let d = scenario.obs_len();
-        let mut obs = vec![0.0f32; envs.len() * d];
-        let mut ws = vec![0.0f32; envs.len() * 3];
-        let mut modes = vec![Mode::Cooperative; envs.len()];
-        for _ in 0..suite.steps {
-            for (k, (env, w, _, _)) in envs.iter().enumerate() {
-                obs[k * d..(k + 1) * d].copy_from_slice(env.observation());
-                modes[k] = env.slot_mode(0);
-                for j in 0..3 {
-                    ws[k * 3 + j] = w[j] as f32;
-                }
-            }
-            let actions = policy.act(&modes, &obs, &ws);
-            for (k, (env, w, _, acc)) in envs.iter_mut().enumerate() {
-                let step = env.step(Action::Delta(f64::from(actions[k])));
-                acc.add(&step.info, w);
-                for probe in env.slot_probe_mis(0) {
-                    acc.add(&probe.info, w);
-                }
-            }
-        }
-        for (_, w, seed, sums) in envs {
-            rows.push(EvalRow::new(policy, net.label(), w, seed, sums.metrics()));
-        }
-    }
-    Ok(rows)
 }
 
 /// Means of the metric columns.

@@ -5,7 +5,7 @@
 //! over the base RTT in force when it ends.
 
 use crate::actor::LoadedPolicy;
-use crate::eval::{EvalError, EvalRow, RunMetrics, RunSums};
+use crate::results::{EvalError, EvalRow, RunMetrics, RunSums};
 use crate::suite::{ScenarioRunSpec, Suite, SuiteNetwork};
 use mocc_gym::{
     Action, ControllerConfig, Env, Range, Scenario, ScenarioConfig, ScenarioError, SlotPhase,

@@ -1,7 +1,7 @@
-//! One learned sender inside an env: the MI clock a deployed `Controller` runs (warm-up,
-//! history, MI sizing), its objective, and where it stands in the episode.
+//! One learned sender inside an env: the sender loop a deployed `Controller` runs (MI clock,
+//! rate rule, the agent's rate), its objective, and where it stands in the episode.
 
-use mocc_policy::{MiClock, ModeState, ObservationBuilder, ProbeState};
+use mocc_policy::{ModeState, ObservationBuilder, ProbeState, SenderLoop};
 use serde::{Deserialize, Serialize};
 
 /// Where a learned sender stands in its episode.
@@ -24,8 +24,9 @@ pub enum SlotPhase {
 pub(crate) struct AgentSlot {
     /// Index of its sender in the network.
     pub sender: usize,
-    /// Its MI clock and observation history.
-    pub clock: MiClock,
+    /// Its sender loop: the MI clock and history a deployed `Controller` runs, the rate rule,
+    /// and the rate the agent chose for the running MI (paced at a share of it in probe MIs).
+    pub sender_loop: SenderLoop,
     /// The objective its reward weighs.
     pub objective: [f64; 3],
     /// Decisions taken in this episode.
@@ -36,8 +37,6 @@ pub(crate) struct AgentSlot {
     pub phase: SlotPhase,
     /// Pacing rate of the previous MI (for the stability term).
     pub previous_rate_pps: f64,
-    /// The rate the agent chose for the running MI (paced at a share of it in probe MIs).
-    pub rate_pps: f64,
 }
 
 impl AgentSlot {
@@ -53,19 +52,20 @@ impl AgentSlot {
 
     /// The saved form.
     pub fn snapshot(&self) -> SlotSnapshot {
+        let clock = self.sender_loop.clock();
         SlotSnapshot {
             sender: self.sender,
-            obs: self.clock.history().clone(),
-            mi_dur_s: self.clock.rtt_based_duration_s(),
+            obs: clock.history().clone(),
+            mi_dur_s: clock.rtt_based_duration_s(),
             objective: self.objective,
             steps: self.steps,
             mi_end_s: self.mi_end_s,
             phase: self.phase,
             previous_rate_pps: self.previous_rate_pps,
-            rate_pps: self.rate_pps,
-            warmup_left: self.clock.warmup_left(),
-            probe: self.clock.probe_state(),
-            mode: self.clock.mode_state(),
+            rate_pps: self.sender_loop.agent_rate_pps(),
+            warmup_left: clock.warmup_left(),
+            probe: clock.probe_state(),
+            mode: clock.mode_state(),
         }
     }
 }

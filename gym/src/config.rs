@@ -12,7 +12,7 @@ use crate::limits::{
     MIN_LINK_BANDWIDTH_PPS, MIN_SIM_RATE_PPS,
 };
 use crate::reward::RewardKind;
-use mocc_policy::{MetricsVersion, MiClock, ModeSwitch, ProbeRtt, RateRule};
+use mocc_policy::{LoopSpec, MetricsVersion, RateRule};
 pub use mocc_policy::{MonitorIntervalConfig, ObservationConfig};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -848,25 +848,26 @@ impl ScenarioConfig {
         validate_objective("objective", &self.objective)
     }
 
-    /// A fresh MI clock for the agent sender (history, warm-up, MI sizing): the one a deployed
-    /// `Controller` of a policy trained here runs.
-    pub fn mi_clock(&self) -> MiClock {
-        MiClock::new(
-            &self.observation,
-            self.metrics,
-            self.monitor_interval,
-            self.warmup_mis,
-        )
-        .with_probe(self.action.probe_rtt)
-        .with_mode_switch(self.action.mode_switch)
+    /// The agent sender's loop (observation, metrics, MI sizing, warm-up, rate rule): the one a
+    /// deployed `Controller` of a policy trained here runs.
+    pub fn loop_spec(&self) -> LoopSpec<'_> {
+        LoopSpec {
+            observation: &self.observation,
+            metrics: self.metrics,
+            sizing: self.monitor_interval,
+            warmup_mis: self.warmup_mis,
+            rule: self.action,
+        }
     }
 
-    /// Sender `sender`'s MI clock: [`ScenarioConfig::mi_clock`] with the probes and mode switch
-    /// of [`ScenarioConfig::probe_rtt_of`] and [`ScenarioConfig::mode_switch_of`].
-    pub fn clock_of(&self, sender: usize) -> MiClock {
-        self.mi_clock()
-            .with_probe(self.probe_rtt_of(sender))
-            .with_mode_switch(self.mode_switch_of(sender))
+    /// Sender `sender`'s loop: the agent's, without base-RTT probes and mode switch for an
+    /// observed sender that sets its own rate (constant, on-off, classic).
+    pub fn loop_spec_of(&self, sender: usize) -> LoopSpec<'_> {
+        if self.acts(sender) {
+            self.loop_spec()
+        } else {
+            self.loop_spec().without_probes()
+        }
     }
 
     /// Whether sender `sender` is an agent (its rate is the policy's).
@@ -874,18 +875,6 @@ impl ScenarioConfig {
         self.senders
             .get(sender)
             .is_some_and(|s| s.controller == ControllerConfig::Agent)
-    }
-
-    /// The base-RTT probes of sender `sender`'s MI clock: the rate rule's for an agent; none
-    /// for an observed sender that sets its own rate (constant, on-off, classic).
-    pub fn probe_rtt_of(&self, sender: usize) -> Option<ProbeRtt> {
-        self.action.probe_rtt.filter(|_| self.acts(sender))
-    }
-
-    /// The mode switch of sender `sender`'s MI clock: the rate rule's for an agent; none for an
-    /// observed sender that sets its own rate.
-    pub fn mode_switch_of(&self, sender: usize) -> Option<ModeSwitch> {
-        self.action.mode_switch.filter(|_| self.acts(sender))
     }
 
     /// Whether a sender is the learning agent (training needs one).

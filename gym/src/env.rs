@@ -7,7 +7,9 @@ use crate::link::LinkParams;
 use crate::reward::{MiOutcome, RewardCapacity, RewardKind, SharingOutcome};
 use crate::scenario::Scenario;
 use crate::sim::{Network, Sender, SimCounters};
-use mocc_policy::{MiClock, Mode, ModeState, MonitorInterval, ObservationBuilder, ProbeState};
+use mocc_policy::{
+    Mode, ModeState, MonitorInterval, ObservationBuilder, ProbeState, SavedClock, SenderLoop,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -188,13 +190,12 @@ impl Env {
             .into_iter()
             .map(|sender| AgentSlot {
                 sender,
-                clock: cfg.clock_of(sender),
+                sender_loop: SenderLoop::new(&cfg.loop_spec_of(sender), 0.0),
                 objective: cfg.objective,
                 steps: 0,
                 mi_end_s: f64::INFINITY,
                 phase: SlotPhase::Absent,
                 previous_rate_pps: 0.0,
-                rate_pps: 0.0,
             })
             .collect();
         let mut env = Self {
@@ -219,12 +220,13 @@ impl Env {
     /// Captures the whole state.
     pub fn snapshot(&self) -> EnvSnapshot {
         let first = &self.slots[0];
+        let clock = first.sender_loop.clock();
         let simple = self.slots.len() == 1
             && first.phase == SlotPhase::Ready
             && self.scenario.config().reward_terms.stability == 0.0;
         // The agents' snapshots hold every timer when there are any.
         let (probe, mode) = if simple {
-            (first.clock.probe_state(), first.clock.mode_state())
+            (clock.probe_state(), clock.mode_state())
         } else {
             Default::default()
         };
@@ -232,8 +234,8 @@ impl Env {
             index: self.index,
             rng: self.rng.clone(),
             net: self.net.clone(),
-            obs: first.clock.history().clone(),
-            mi_dur_s: first.clock.rtt_based_duration_s(),
+            obs: clock.history().clone(),
+            mi_dur_s: clock.rtt_based_duration_s(),
             background_mi_dur_s: self.background_mi_dur_s.clone(),
             last_mis: self.last_mis.clone(),
             steps: first.steps,
@@ -275,30 +277,29 @@ impl Env {
         let mut net = snap.net;
         let (outages, trace) = scenario.shared_link_parts();
         net.link_mut().reattach(outages, trace);
-        let resume =
-            |sender: usize, obs: ObservationBuilder, dur: f64, timers: (ProbeState, ModeState)| {
-                MiClock::resume(obs, cfg.monitor_interval, cfg.warmup_mis, dur)
-                    .with_probe(cfg.probe_rtt_of(sender))
-                    .with_probe_state(timers.0)
-                    .with_mode_switch(cfg.mode_switch_of(sender))
-                    .with_mode_state(timers.1)
-            };
+        let resume = |sender: usize, saved: SavedClock, rate_pps: f64| {
+            SenderLoop::resume(&cfg.loop_spec_of(sender), saved, rate_pps)
+        };
         let slots: Vec<AgentSlot> = if snap.agents.is_empty() {
             let rate = net.senders()[observed[0]].rate_pps();
             vec![AgentSlot {
                 sender: observed[0],
-                clock: resume(
+                sender_loop: resume(
                     observed[0],
-                    snap.obs,
-                    snap.mi_dur_s,
-                    (snap.probe, snap.mode),
+                    SavedClock {
+                        history: snap.obs,
+                        rtt_based_s: snap.mi_dur_s,
+                        warmup_left: 0,
+                        probe: snap.probe,
+                        mode: snap.mode,
+                    },
+                    rate,
                 ),
                 objective: snap.objective,
                 steps: snap.steps,
                 mi_end_s: f64::INFINITY,
                 phase: SlotPhase::Ready,
                 previous_rate_pps: rate,
-                rate_pps: rate,
             }]
         } else {
             let mut slots = Vec::with_capacity(snap.agents.len());
@@ -311,14 +312,22 @@ impl Env {
                 }
                 slots.push(AgentSlot {
                     sender,
-                    clock: resume(sender, a.obs, a.mi_dur_s, (a.probe, a.mode))
-                        .with_warmup_left(a.warmup_left),
+                    sender_loop: resume(
+                        sender,
+                        SavedClock {
+                            history: a.obs,
+                            rtt_based_s: a.mi_dur_s,
+                            warmup_left: a.warmup_left,
+                            probe: a.probe,
+                            mode: a.mode,
+                        },
+                        a.rate_pps,
+                    ),
                     objective: a.objective,
                     steps: a.steps,
                     mi_end_s: a.mi_end_s,
                     phase: a.phase,
                     previous_rate_pps: a.previous_rate_pps,
-                    rate_pps: a.rate_pps,
                 });
             }
             slots
@@ -347,12 +356,12 @@ impl Env {
 
     /// Observation length.
     pub fn obs_len(&self) -> usize {
-        self.slots[0].clock.history().obs_len()
+        self.slots[0].sender_loop.clock().history().obs_len()
     }
 
     /// The first learned sender's current observation (history of feature rows, oldest first).
     pub fn observation(&self) -> &[f32] {
-        self.slots[0].clock.observation()
+        self.slots[0].sender_loop.observation()
     }
 
     /// The first learned sender's objective `w` the `mocc` reward uses.
@@ -378,12 +387,12 @@ impl Env {
     /// Which of a paired export's policies takes slot `k`'s next decision (always cooperative
     /// without `action.mode_switch`).
     pub fn slot_mode(&self, k: usize) -> Mode {
-        self.slots[k].clock.mode()
+        self.slots[k].sender_loop.mode()
     }
 
     /// Slot `k`'s current observation.
     pub fn slot_observation(&self, k: usize) -> &[f32] {
-        self.slots[k].clock.observation()
+        self.slots[k].sender_loop.observation()
     }
 
     /// Slot `k`'s objective.
@@ -491,7 +500,7 @@ impl Env {
                 }
                 Some(_) => {
                     let extra = self.net.senders()[slot.sender].extra_rtt_s();
-                    slot.clock.reset(one_way_estimate(delay0, extra));
+                    slot.sender_loop.restart(one_way_estimate(delay0, extra));
                     self.start_mi_or_decide(k);
                     continue;
                 }
@@ -506,10 +515,10 @@ impl Env {
         let sender = self.slots[k].sender;
         let rate = self.net.senders()[sender].rate_pps();
         let slot = &mut self.slots[k];
-        slot.rate_pps = rate;
-        if slot.clock.in_warmup() {
+        slot.sender_loop.set_rate(rate);
+        if slot.sender_loop.in_warmup() {
             slot.phase = SlotPhase::Running;
-            let d = slot.clock.next_duration_s(rate);
+            let d = slot.sender_loop.next_duration_s(rate);
             slot.mi_end_s = self.net.now_s() + jittered(d, self.mi_jitter, &mut self.rng);
         } else {
             slot.phase = SlotPhase::Ready;
@@ -570,15 +579,17 @@ impl Env {
             self.net.senders_mut()[sender].close_mi(now);
             let delay = self.net.link().params_at(now).delay_s;
             let extra = self.net.senders()[sender].extra_rtt_s();
-            self.slots[k].clock.reset(one_way_estimate(delay, extra));
+            self.slots[k]
+                .sender_loop
+                .restart(one_way_estimate(delay, extra));
             self.start_mi_or_decide(k);
             return self.slots[k].phase == SlotPhase::Ready;
         }
         let mi = self.net.senders_mut()[sender].close_mi(now);
         self.last_mis[sender] = mi;
-        let warming_up = self.slots[k].clock.in_warmup();
-        let probe_mi = self.slots[k].clock.probing();
-        let decides = self.slots[k].clock.on_mi(&mi);
+        let warming_up = self.slots[k].sender_loop.in_warmup();
+        let probe_mi = self.slots[k].sender_loop.probing();
+        let decides = self.slots[k].sender_loop.on_mi(&mi);
         if warming_up {
             self.start_mi_or_decide(k);
             return self.slots[k].phase == SlotPhase::Ready;
@@ -588,8 +599,8 @@ impl Env {
         if probe_mi {
             // A probe MI is the clock's, not the agent's: no step; the agent decides after the
             // last one, from the rate it had chosen. Evaluations still count it.
-            let (info, _) = self.mi_outcome(k, &mi, self.probe_rate(k));
-            let mode = self.slots[k].clock.mode();
+            let (info, _) = self.mi_outcome(k, &mi, self.slots[k].sender_loop.probe_rate_pps());
+            let mode = self.slots[k].sender_loop.mode();
             self.probe_mis[k].push(ProbeMi { info, mi, mode });
             if left {
                 self.retire(k, now);
@@ -605,7 +616,7 @@ impl Env {
         self.completions[k] = Some(step);
         if step.truncated || left {
             self.retire(k, now);
-        } else if self.slots[k].clock.probing() {
+        } else if self.slots[k].sender_loop.probing() {
             self.begin_probe_mi(k);
         } else {
             self.slots[k].phase = SlotPhase::Ready;
@@ -627,32 +638,26 @@ impl Env {
     /// the agent's rate.
     fn begin_probe_mi(&mut self, k: usize) {
         let now = self.net.now_s();
-        let rate = self.probe_rate(k);
         let slot = &mut self.slots[k];
+        let rate = slot.sender_loop.probe_rate_pps();
         let sender = &mut self.net.senders_mut()[slot.sender];
         sender.set_rate_pps(rate);
-        let d = slot.clock.next_duration_s(sender.rate_pps());
+        let d = slot.sender_loop.next_duration_s(sender.rate_pps());
         slot.phase = SlotPhase::Running;
         slot.mi_end_s = now + jittered(d, self.mi_jitter, &mut self.rng);
-    }
-
-    /// The rate slot `k`'s probe MIs are paced at.
-    fn probe_rate(&self, k: usize) -> f64 {
-        let rule = self.scenario.rate_rule();
-        rule.pacing_rate(self.slots[k].rate_pps, true)
     }
 
     /// Ends slot `k`'s probe: the sender paces at the agent's rate again and the agent decides.
     fn end_probe(&mut self, k: usize) {
         let slot = &mut self.slots[k];
-        self.net.senders_mut()[slot.sender].set_rate_pps(slot.rate_pps);
+        self.net.senders_mut()[slot.sender].set_rate_pps(slot.sender_loop.agent_rate_pps());
         slot.phase = SlotPhase::Ready;
     }
 
     /// The reward and statistics of slot `k`'s closed MI.
     fn finish_mi(&mut self, k: usize, mi: &MonitorInterval) -> Step {
         let cfg = self.scenario.config();
-        let (info, reward) = self.mi_outcome(k, mi, self.slots[k].rate_pps);
+        let (info, reward) = self.mi_outcome(k, mi, self.slots[k].sender_loop.agent_rate_pps());
         let steps = self.slots[k].steps + 1;
         self.slots[k].steps = steps;
         Step {
@@ -690,7 +695,7 @@ impl Env {
                 delivered_pps: outcome.delivered_pps,
                 fair_share_pps: RewardCapacity::FairShare.of(outcome.capacity_pps, flows),
                 flows,
-                rate_pps: slot.rate_pps,
+                rate_pps: slot.sender_loop.agent_rate_pps(),
                 previous_rate_pps: slot.previous_rate_pps,
             });
         }
@@ -712,30 +717,32 @@ impl Env {
         self.net.senders().iter().filter(|s| s.is_active(t)).count()
     }
 
-    /// Applies slot `k`'s action and starts its MI.
+    /// Applies slot `k`'s action and starts its MI. The rule steps the rate the sender paces
+    /// at; a rate action sets it (within the simulator's limits); a sender that sets its own
+    /// rate ignores actions.
     fn begin_mi(&mut self, k: usize, action: Action) {
-        let rule = self.scenario.rate_rule();
         let sender_index = self.slots[k].sender;
         let acts =
             self.scenario.config().senders[sender_index].controller == ControllerConfig::Agent;
         let sender = &mut self.net.senders_mut()[sender_index];
         let previous = sender.rate_pps();
-        let rate = match action {
+        let slot = &mut self.slots[k];
+        slot.previous_rate_pps = slot.sender_loop.agent_rate_pps();
+        match action {
             // Without an agent the observed sender sets its own rate; actions are ignored.
-            _ if !acts => previous,
-            Action::Delta(a) => rule.apply(previous, a),
-            Action::Rate(r) if r.is_nan() => previous,
-            Action::Rate(r) => r.clamp(MIN_SIM_RATE_PPS, MAX_SIM_RATE_PPS),
-        };
+            _ if !acts => slot.sender_loop.set_rate(previous),
+            Action::Delta(a) => slot.sender_loop.apply_from(previous, a),
+            Action::Rate(r) if r.is_nan() => slot.sender_loop.set_rate(previous),
+            Action::Rate(r) => slot
+                .sender_loop
+                .set_rate(r.clamp(MIN_SIM_RATE_PPS, MAX_SIM_RATE_PPS)),
+        }
         if acts {
-            sender.set_rate_pps(rate);
+            sender.set_rate_pps(slot.sender_loop.agent_rate_pps());
         }
         let mi_rate = sender.rate_pps();
-        let slot = &mut self.slots[k];
-        slot.previous_rate_pps = slot.rate_pps;
-        slot.rate_pps = rate;
         slot.phase = SlotPhase::Running;
-        let d = slot.clock.next_duration_s(mi_rate);
+        let d = slot.sender_loop.next_duration_s(mi_rate);
         slot.mi_end_s = self.net.now_s() + jittered(d, self.mi_jitter, &mut self.rng);
     }
 
@@ -769,7 +776,7 @@ impl Env {
         // A base-RTT probe after the MI runs to its end, so that the observation after the
         // step is the one the next action answers.
         let mut actions = std::mem::take(&mut self.action_scratch);
-        while self.slots[0].phase == SlotPhase::Running && self.slots[0].clock.probing() {
+        while self.slots[0].phase == SlotPhase::Running && self.slots[0].sender_loop.probing() {
             self.step_ready_slots(&mut actions, &mut decide);
         }
         self.action_scratch = actions;
@@ -786,7 +793,7 @@ impl Env {
         self.clear_probe_mis();
         if self.slots[0].phase == SlotPhase::Done && self.episode_over() {
             // Stepping on past the MI limit: a probe the last MI started runs first.
-            if self.slots[0].clock.probing() {
+            if self.slots[0].sender_loop.probing() {
                 self.begin_probe_mi(0);
             } else {
                 self.slots[0].phase = SlotPhase::Ready;

@@ -2,12 +2,12 @@
 //! returns the next pacing rate, running the MI clock, feature, history and rate-rule code the
 //! gym trained with.
 
-use crate::clock::MiClock;
 use crate::export::{Policy, PolicyWorkspace};
 use crate::mi::MonitorInterval;
 use crate::mode::Mode;
 use crate::net::OBJECTIVE_DIM;
 use crate::objective::{self, ObjectiveError};
+use crate::sender_loop::SenderLoop;
 use std::sync::Arc;
 
 /// One connection's controller. Cheap to create; many controllers can share one [`Policy`].
@@ -22,12 +22,11 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct Controller {
     policy: Arc<Policy>,
-    clock: MiClock,
+    /// The MI clock, the rate rule and the rate the agent chose.
+    sender: SenderLoop,
     workspace: PolicyWorkspace,
     objective: [f64; OBJECTIVE_DIM],
     objective_input: [f32; OBJECTIVE_DIM],
-    /// The rate the agent chose (the pacing rate outside probes).
-    rate_pps: f64,
     last_action: Option<f32>,
 }
 
@@ -43,11 +42,10 @@ impl Controller {
         let policy = policy.into();
         let start = policy.rate_rule().min_rate_pps;
         let mut c = Self {
-            clock: policy.mi_clock(),
+            sender: SenderLoop::new(&policy.loop_spec(), start),
             workspace: policy.workspace(),
             objective,
             objective_input: objective.map(|w| w as f32),
-            rate_pps: start,
             last_action: None,
             policy,
         };
@@ -67,18 +65,8 @@ impl Controller {
     /// `initial_delay_factor` of it, as the gym's first MIs do. With [`Controller::mi_duration_s`]
     /// a transport needs no MI clock of its own.
     pub fn start(&mut self, start_rate_pps: f64, one_way_delay_s: f64) -> f64 {
-        self.rate_pps = if start_rate_pps.is_finite() && start_rate_pps > 0.0 {
-            start_rate_pps
-        } else {
-            self.policy.rate_rule().min_rate_pps
-        };
         self.last_action = None;
-        let estimate = if one_way_delay_s.is_finite() && one_way_delay_s > 0.0 {
-            one_way_delay_s
-        } else {
-            0.0
-        };
-        if self.clock.reset(estimate) {
+        if self.sender.start(start_rate_pps, one_way_delay_s) {
             self.decide();
         }
         self.rate_pps()
@@ -89,7 +77,7 @@ impl Controller {
     /// boundaries); delivery rates from first-to-last-ack spans would be higher and spikier,
     /// and so would the peak the drain-aware baseline and `peak delivery ratio` read.
     pub fn on_monitor_interval(&mut self, mi: &MonitorInterval) -> f64 {
-        if self.clock.on_mi(mi) {
+        if self.sender.on_mi(mi) {
             self.decide();
         }
         self.rate_pps()
@@ -97,16 +85,13 @@ impl Controller {
 
     fn decide(&mut self) {
         let action = self.policy.mean_action_in(
-            self.clock.mode(),
-            self.clock.observation(),
+            self.sender.mode(),
+            self.sender.observation(),
             &self.objective_input,
             &mut self.workspace,
         );
         self.last_action = Some(action);
-        self.rate_pps = self
-            .policy
-            .rate_rule()
-            .apply(self.rate_pps, f64::from(action));
+        self.sender.apply(f64::from(action));
     }
 
     /// Switches the application's objective (takes effect at the next decision).
@@ -124,25 +109,23 @@ impl Controller {
 
     /// The current pacing rate (packets/s): the agent's rate, or a probe's share of it.
     pub fn rate_pps(&self) -> f64 {
-        self.policy
-            .rate_rule()
-            .pacing_rate(self.rate_pps, self.clock.probing())
+        self.sender.pacing_rate_pps()
     }
 
     /// The rate the agent last chose (packets/s); it paces again at this rate after a probe.
     pub fn agent_rate_pps(&self) -> f64 {
-        self.rate_pps
+        self.sender.agent_rate_pps()
     }
 
     /// Whether the next MI is a base-RTT probe MI.
     pub fn probing(&self) -> bool {
-        self.clock.probing()
+        self.sender.probing()
     }
 
     /// Which of a paired export's policies takes the next decision (always cooperative for a
     /// single policy).
     pub fn mode(&self) -> Mode {
-        self.clock.mode()
+        self.sender.mode()
     }
 
     /// The last action the network took (before the rate rule), if any.
@@ -152,7 +135,7 @@ impl Controller {
 
     /// The observation the next decision will see (raw, before normalization).
     pub fn observation(&self) -> &[f32] {
-        self.clock.observation()
+        self.sender.observation()
     }
 
     /// Length of the next MI as trained: `rtt_factor x` the mean RTT of the last recorded MI
@@ -160,14 +143,19 @@ impl Controller {
     /// one (the sender then keeps `initial_delay_factor x` its one-way delay estimate, floored
     /// the same way by `MonitorIntervalConfig::duration_s`, as the gym does through the warm-up).
     pub fn next_mi_duration_s(&self) -> Option<f64> {
-        self.clock.sampled_duration_s(self.rate_pps())
+        self.sender.sampled_mi_duration_s()
     }
 
     /// Length of the next MI at the current rate (s): `initial_delay_factor` one-way delays
     /// (as given to [`Controller::start`]) until an MI had RTT samples, then `rtt_factor` times
     /// the last sampled mean RTT; floored at `min_packets` and capped as every MI is.
     pub fn mi_duration_s(&self) -> f64 {
-        self.clock.next_duration_s(self.rate_pps())
+        self.sender.mi_duration_s()
+    }
+
+    /// The sender loop (MI clock, rate rule, the agent's rate).
+    pub fn sender_loop(&self) -> &SenderLoop {
+        &self.sender
     }
 
     /// The policy.

@@ -15,6 +15,7 @@ use crate::mode::{Mode, ModeSwitch};
 use crate::net::{ActorNet, Dense, Mlp, Workspace, OBJECTIVE_DIM};
 use crate::normalize::Normalizer;
 use crate::rate::RateRule;
+use crate::sender_loop::LoopSpec;
 use crate::spec::{expected_tensors, parse_spec, validate_spec, LayerSpec, PolicySpec};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use sha2::{Digest, Sha256};
@@ -256,13 +257,15 @@ impl Policy {
         o.config.builder(o.metrics)
     }
 
+    /// The loop one connection runs: the observation, MI sizing, warm-up and rate rule trained
+    /// with.
+    pub fn loop_spec(&self) -> LoopSpec<'_> {
+        self.spec.loop_spec()
+    }
+
     /// A fresh MI clock for one connection: the history, warm-up and MI sizing trained with.
     pub fn mi_clock(&self) -> MiClock {
-        let o = &self.spec.observation;
-        let mi = &self.spec.monitor_interval;
-        MiClock::new(&o.config, o.metrics, mi.sizing, mi.warmup_mis)
-            .with_probe(self.rate_rule().probe_rtt)
-            .with_mode_switch(self.rate_rule().mode_switch)
+        self.loop_spec().clock()
     }
 
     /// A paired export's competitive policy (none for a single policy).

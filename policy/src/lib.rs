@@ -7,7 +7,8 @@
 //! lowest latency ([`LatencyBaseline`], [`PathEstimate`]), what the agent observes
 //! ([`ObservationConfig`], [`ObservationBuilder`]), MI sizing ([`MonitorIntervalConfig`]), the
 //! agent's MI clock ([`MiClock`]: warm-up, history, next MI length, when to decide), the
-//! rate-update rule ([`RateRule`]), base-RTT probes between decisions ([`ProbeRtt`]), Copa's
+//! rate-update rule ([`RateRule`]), the one decision loop every learned sender runs
+//! ([`SenderLoop`]: clock, rule, the agent's rate, probes' pacing, the mode), base-RTT probes between decisions ([`ProbeRtt`]), Copa's
 //! switch between a cooperative and a competitive policy ([`ModeSwitch`]) and the
 //! [`Objective`] type.
 //!
@@ -35,6 +36,7 @@ pub mod objective;
 pub mod packet_events;
 pub mod probe;
 pub mod rate;
+pub mod sender_loop;
 pub mod serde_float;
 pub mod spec;
 
@@ -58,6 +60,7 @@ pub use objective::{Objective, ObjectiveError};
 pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
 pub use probe::{ProbeRtt, ProbeState};
 pub use rate::{BinomialIncrease, RateRule};
+pub use sender_loop::{LoopSpec, SavedClock, SenderLoop};
 pub use spec::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,
     WeightsSpec, POLICY_FORMAT_VERSION,

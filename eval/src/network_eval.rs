@@ -1,0 +1,70 @@
+//! The `networks:` (and sweeps') entries of a suite: the policy on every network x objective x
+//! seed, each run for the suite's number of MIs, deterministically (action = mean).
+
+use crate::actor::LoadedPolicy;
+use crate::results::{EvalError, EvalRow, RunSums};
+use crate::suite::{Suite, SuiteNetwork};
+use mocc_gym::{Action, Env, Mode, Range, Scenario, ScenarioConfig, ScenarioError};
+use std::sync::Arc;
+
+/// The scenario of one suite network, with the policy's observation, action and metric setup.
+fn network_scenario(
+    policy: &LoadedPolicy,
+    net: &SuiteNetwork,
+    steps: u32,
+) -> Result<Scenario, ScenarioError> {
+    let fixed = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
+    let mut cfg = policy.scenario().clone();
+    cfg.link = fixed.link;
+    cfg.senders = fixed.senders;
+    cfg.episode_mis = steps;
+    if let Some(s) = cfg.senders.first_mut() {
+        s.start_rate = mocc_gym::StartRate::BandwidthFactor(Range::uniform(0.3, 1.5));
+        if let Some(b) = policy.baseline() {
+            *s = *b;
+        }
+    }
+    Scenario::new(cfg, None)
+}
+
+/// Runs every network x objective x seed of the suite.
+pub fn evaluate_networks(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<EvalRow>, EvalError> {
+    let objectives = suite.objectives_or_default();
+    let mut rows = Vec::new();
+    for net in &suite.all_networks() {
+        let scenario = Arc::new(network_scenario(policy, net, suite.steps)?);
+        let mut envs = Vec::new();
+        for w in &objectives {
+            for &seed in &suite.seeds {
+                let mut env = Env::new(scenario.clone(), seed, 0);
+                env.set_objective(*w);
+                envs.push((env, *w, seed, RunSums::default()));
+            }
+        }
+        let d = scenario.obs_len();
+        let mut obs = vec![0.0f32; envs.len() * d];
+        let mut ws = vec![0.0f32; envs.len() * 3];
+        let mut modes = vec![Mode::Cooperative; envs.len()];
+        for _ in 0..suite.steps {
+            for (k, (env, w, _, _)) in envs.iter().enumerate() {
+                obs[k * d..(k + 1) * d].copy_from_slice(env.observation());
+                modes[k] = env.slot_mode(0);
+                for j in 0..3 {
+                    ws[k * 3 + j] = w[j] as f32;
+                }
+            }
+            let actions = policy.act(&modes, &obs, &ws);
+            for (k, (env, w, _, acc)) in envs.iter_mut().enumerate() {
+                let step = env.step(Action::Delta(f64::from(actions[k])));
+                acc.add(&step.info, w);
+                for probe in env.slot_probe_mis(0) {
+                    acc.add(&probe.info, w);
+                }
+            }
+        }
+        for (_, w, seed, sums) in envs {
+            rows.push(EvalRow::new(policy, net.label(), w, seed, sums.metrics()));
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,381 @@
+//! One learned sender's decision loop, the one the gym trains and every deployment runs: at
+//! the end of each monitor interval the MI clock steps (warm-up, history, base-RTT probes,
+//! the mode switch), the agent decides when the clock says so, the rate rule turns its action
+//! into the agent's rate, and the sender paces the next MI at that rate, or in a probe MI at
+//! the probe's share of it, for the length the clock gives at that pacing rate.
+//!
+//! [`crate::Controller`] (a deployed connection, behind [`crate::MiLedger`] for packet
+//! events), the multi-flow runner (`mocc_eval::flows`) and the gym's learned-sender slots
+//! (`mocc_gym::Env`) each hold one [`SenderLoop`]; what decides differs (the export's mean
+//! action, any actor, the trainer's sampled action), the arithmetic does not.
+
+use crate::{
+    MetricsVersion, MiClock, Mode, ModeState, MonitorInterval, MonitorIntervalConfig,
+    ObservationBuilder, ObservationConfig, PolicySpec, ProbeState, RateRule,
+};
+
+/// What a learned sender's loop is made of: the observation, metric version, MI sizing and
+/// warm-up it was trained with, and its rate rule with the rule's base-RTT probes and mode
+/// switch. An export ([`PolicySpec::loop_spec`]) and a gym scenario
+/// (`mocc_gym::ScenarioConfig::loop_spec`) both give one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoopSpec<'a> {
+    /// What the agent observes.
+    pub observation: &'a ObservationConfig,
+    /// The metric definitions.
+    pub metrics: MetricsVersion,
+    /// MI sizing.
+    pub sizing: MonitorIntervalConfig,
+    /// MIs at the start rate before the first decision.
+    pub warmup_mis: u32,
+    /// The rate rule; its `probe_rtt` and `mode_switch` drive the clock's probes and mode.
+    pub rule: RateRule,
+}
+
+/// What a snapshot keeps of a sender's MI clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedClock {
+    /// The observation history (with its latency baseline).
+    pub history: ObservationBuilder,
+    /// The RTT rule's next MI length, before the packet floor.
+    pub rtt_based_s: f64,
+    /// Warm-up MIs still to run.
+    pub warmup_left: u32,
+    /// The probe timer.
+    pub probe: ProbeState,
+    /// The mode switch's state.
+    pub mode: ModeState,
+}
+
+impl LoopSpec<'_> {
+    /// The same spec for a sender that sets its own rate (an observed classic or constant
+    /// sender in the gym): no base-RTT probes and no mode switch.
+    pub fn without_probes(self) -> Self {
+        Self {
+            rule: RateRule {
+                probe_rtt: None,
+                mode_switch: None,
+                ..self.rule
+            },
+            ..self
+        }
+    }
+
+    /// A fresh clock, as a new connection starts it (call [`MiClock::reset`] or
+    /// [`SenderLoop::start`] before the first MI).
+    pub fn clock(&self) -> MiClock {
+        MiClock::new(self.observation, self.metrics, self.sizing, self.warmup_mis)
+            .with_probe(self.rule.probe_rtt)
+            .with_mode_switch(self.rule.mode_switch)
+    }
+
+    /// The clock a snapshot left.
+    pub fn resumed_clock(&self, saved: SavedClock) -> MiClock {
+        MiClock::resume(
+            saved.history,
+            self.sizing,
+            self.warmup_mis,
+            saved.rtt_based_s,
+        )
+        .with_warmup_left(saved.warmup_left)
+        .with_probe(self.rule.probe_rtt)
+        .with_probe_state(saved.probe)
+        .with_mode_switch(self.rule.mode_switch)
+        .with_mode_state(saved.mode)
+    }
+}
+
+impl PolicySpec {
+    /// The loop an export's sender runs: its observation, metrics, MI sizing, warm-up and rule.
+    pub fn loop_spec(&self) -> LoopSpec<'_> {
+        LoopSpec {
+            observation: &self.observation.config,
+            metrics: self.observation.metrics,
+            sizing: self.monitor_interval.sizing,
+            warmup_mis: self.monitor_interval.warmup_mis,
+            rule: self.action,
+        }
+    }
+}
+
+/// One learned sender's loop: its MI clock, its rate rule and the rate its agent chose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SenderLoop {
+    clock: MiClock,
+    rule: RateRule,
+    /// The rate the agent chose (the pacing rate outside probes), packets/s.
+    rate_pps: f64,
+}
+
+impl SenderLoop {
+    /// A loop of `spec` whose agent's rate is `rate_pps`; start a connection with
+    /// [`SenderLoop::start`] (or [`SenderLoop::restart`]).
+    pub fn new(spec: &LoopSpec<'_>, rate_pps: f64) -> Self {
+        Self {
+            clock: spec.clock(),
+            rule: spec.rule,
+            rate_pps,
+        }
+    }
+
+    /// The loop a snapshot left, its agent's rate `rate_pps`.
+    pub fn resume(spec: &LoopSpec<'_>, saved: SavedClock, rate_pps: f64) -> Self {
+        Self {
+            clock: spec.resumed_clock(saved),
+            rule: spec.rule,
+            rate_pps,
+        }
+    }
+
+    /// Starts a connection at `start_rate_pps` (not a positive number: the rule's minimum)
+    /// whose one-way delay is estimated at `one_way_delay_s` (not a positive number: unknown,
+    /// 0). Returns whether the agent decides now, before the first MI (no warm-up).
+    #[must_use]
+    pub fn start(&mut self, start_rate_pps: f64, one_way_delay_s: f64) -> bool {
+        self.rate_pps = if start_rate_pps.is_finite() && start_rate_pps > 0.0 {
+            start_rate_pps
+        } else {
+            self.rule.min_rate_pps
+        };
+        let estimate = if one_way_delay_s.is_finite() && one_way_delay_s > 0.0 {
+            one_way_delay_s
+        } else {
+            0.0
+        };
+        self.clock.reset(estimate)
+    }
+
+    /// [`SenderLoop::start`] that lets `decide` take the first decision when there is no
+    /// warm-up; returns the first MI's pacing rate.
+    pub fn start_with(
+        &mut self,
+        start_rate_pps: f64,
+        one_way_delay_s: f64,
+        decide: impl FnOnce(Mode, &[f32]) -> f64,
+    ) -> f64 {
+        if self.start(start_rate_pps, one_way_delay_s) {
+            self.decide_with(decide);
+        }
+        self.pacing_rate_pps()
+    }
+
+    /// Restarts the clock only (the gym: its sender keeps the rate it was given, and the
+    /// estimate is taken as is). Returns whether the agent decides now.
+    pub fn restart(&mut self, one_way_delay_s: f64) -> bool {
+        self.clock.reset(one_way_delay_s)
+    }
+
+    /// Folds in a finished MI; returns whether the agent decides now (then call
+    /// [`SenderLoop::apply`]); otherwise the warm-up or a base-RTT probe goes on.
+    #[must_use]
+    pub fn on_mi(&mut self, mi: &MonitorInterval) -> bool {
+        self.clock.on_mi(mi)
+    }
+
+    /// [`SenderLoop::on_mi`], with `decide(mode, observation)` giving the action when the
+    /// agent decides; returns the next MI's pacing rate.
+    pub fn on_mi_with(
+        &mut self,
+        mi: &MonitorInterval,
+        decide: impl FnOnce(Mode, &[f32]) -> f64,
+    ) -> f64 {
+        if self.clock.on_mi(mi) {
+            self.decide_with(decide);
+        }
+        self.pacing_rate_pps()
+    }
+
+    fn decide_with(&mut self, decide: impl FnOnce(Mode, &[f32]) -> f64) {
+        let action = decide(self.clock.mode(), self.clock.observation());
+        self.apply(action);
+    }
+
+    /// The agent's action: the rule steps the agent's rate.
+    pub fn apply(&mut self, action: f64) {
+        self.rate_pps = self.rule.apply(self.rate_pps, action);
+    }
+
+    /// The agent's action stepping `from_pps` (the gym: the rate its sender paces at).
+    pub fn apply_from(&mut self, from_pps: f64, action: f64) {
+        self.rate_pps = self.rule.apply(from_pps, action);
+    }
+
+    /// Sets the agent's rate outright (the gym: a rate action, a sender that sets its own
+    /// rate, the start rate of a warm-up).
+    pub fn set_rate(&mut self, rate_pps: f64) {
+        self.rate_pps = rate_pps;
+    }
+
+    /// The rate the agent chose (packets/s); it paces at it outside probes.
+    pub fn agent_rate_pps(&self) -> f64 {
+        self.rate_pps
+    }
+
+    /// The next MI's pacing rate: the agent's, or in a probe MI the probe's share of it.
+    pub fn pacing_rate_pps(&self) -> f64 {
+        self.rule.pacing_rate(self.rate_pps, self.clock.probing())
+    }
+
+    /// The pacing rate of this loop's probe MIs (also after the last one closed).
+    pub fn probe_rate_pps(&self) -> f64 {
+        self.rule.pacing_rate(self.rate_pps, true)
+    }
+
+    /// The next MI's length when paced at `rate_pps`.
+    pub fn next_duration_s(&self, rate_pps: f64) -> f64 {
+        self.clock.next_duration_s(rate_pps)
+    }
+
+    /// The next MI's length at its pacing rate.
+    pub fn mi_duration_s(&self) -> f64 {
+        self.clock.next_duration_s(self.pacing_rate_pps())
+    }
+
+    /// [`SenderLoop::mi_duration_s`] once a recorded MI had RTT samples; `None` before.
+    pub fn sampled_mi_duration_s(&self) -> Option<f64> {
+        self.clock.sampled_duration_s(self.pacing_rate_pps())
+    }
+
+    /// Whether the next MI is a base-RTT probe MI.
+    pub fn probing(&self) -> bool {
+        self.clock.probing()
+    }
+
+    /// Whether warm-up MIs remain.
+    pub fn in_warmup(&self) -> bool {
+        self.clock.in_warmup()
+    }
+
+    /// Which of a paired export's policies takes the next decision.
+    pub fn mode(&self) -> Mode {
+        self.clock.mode()
+    }
+
+    /// The observation the next decision sees (raw).
+    pub fn observation(&self) -> &[f32] {
+        self.clock.observation()
+    }
+
+    /// The MI clock (history, timers, sizing).
+    pub fn clock(&self) -> &MiClock {
+        &self.clock
+    }
+
+    /// The rate rule.
+    pub fn rule(&self) -> &RateRule {
+        &self.rule
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BaselineMode, ModeSwitch, ProbeRtt, RttSummary, BYTES_PER_PACKET};
+
+    /// 0.1 s MIs: a queue that builds for 20 MIs and drains, over and over, with losses now
+    /// and then; independent of the rates chosen (only the arithmetic is compared).
+    fn mis() -> Vec<MonitorInterval> {
+        (0..600u32)
+            .map(|k| {
+                let start = 0.1 * f64::from(k);
+                let queue_s = if k % 60 < 40 {
+                    0.0015 * f64::from(k % 20)
+                } else {
+                    0.0
+                };
+                let rtt = 0.04 + queue_s;
+                let packets = 10.0 + 5.0 * f64::from(k % 7);
+                let lost = if k % 13 == 0 { 1.0 } else { 0.0 };
+                MonitorInterval {
+                    bytes_sent: packets * BYTES_PER_PACKET,
+                    bytes_acked: (packets - lost) * BYTES_PER_PACKET,
+                    bytes_lost: lost * BYTES_PER_PACKET,
+                    send_start_s: start,
+                    send_end_s: start + 0.1,
+                    recv_start_s: start,
+                    recv_end_s: start + 0.1,
+                    rtt: RttSummary::from_samples(&[rtt - 0.001, rtt, rtt + 0.001]),
+                    ..MonitorInterval::default()
+                }
+            })
+            .collect()
+    }
+
+    /// A decider that moves the rate both ways and tells the modes apart.
+    fn decide(mode: Mode, obs: &[f32]) -> f64 {
+        let x: f64 = obs.iter().map(|&v| f64::from(v)).sum();
+        3.0 * (7.3 * x).sin() + if mode == Mode::Competitive { 0.5 } else { 0.0 }
+    }
+
+    /// The loop paces, sizes and decides bit for bit as the copies it replaced: the
+    /// Controller's and the multi-flow runner's (clock + rate + `pacing_rate(rate, probing)`)
+    /// and the gym slot's (decide later, the rule on the sender's rate, probes at
+    /// `pacing_rate(rate, true)`).
+    #[test]
+    fn the_loop_is_the_loop_it_replaced() {
+        let observation = ObservationConfig {
+            latency_baseline: BaselineMode::DrainAware {
+                seconds: 5.0,
+                drain_fraction: 0.5,
+            },
+            ..ObservationConfig::default()
+        };
+        let rule = RateRule {
+            probe_rtt: Some(ProbeRtt {
+                mis: 3,
+                quiet_latency_ratio: Some(1.1),
+                ..ProbeRtt::every(0.5)
+            }),
+            mode_switch: Some(ModeSwitch {
+                probe_after_s: Some(1.0),
+                ..ModeSwitch::default()
+            }),
+            ..RateRule::default()
+        };
+        let sizing = MonitorIntervalConfig {
+            min_packets: 10.0,
+            ..MonitorIntervalConfig::default()
+        };
+        for warmup_mis in [0, 2] {
+            let spec = LoopSpec {
+                observation: &observation,
+                metrics: MetricsVersion::Delivered,
+                sizing,
+                warmup_mis,
+                rule,
+            };
+            // The old builder chain (export.rs / gym config.rs).
+            let old = MiClock::new(&observation, MetricsVersion::Delivered, sizing, warmup_mis)
+                .with_probe(rule.probe_rtt)
+                .with_mode_switch(rule.mode_switch);
+            assert_eq!(spec.clock(), old);
+            // Controller / flows, old and new.
+            let (mut clock, mut rate) = (old.clone(), 300.0);
+            if clock.reset(0.02) {
+                rate = rule.apply(rate, decide(clock.mode(), clock.observation()));
+            }
+            let mut l = SenderLoop::new(&spec, 0.0);
+            let first = l.start_with(300.0, 0.02, decide);
+            assert_eq!(
+                first.to_bits(),
+                rule.pacing_rate(rate, clock.probing()).to_bits()
+            );
+            let mut probes = 0;
+            for (k, mi) in mis().iter().enumerate() {
+                if clock.on_mi(mi) {
+                    rate = rule.apply(rate, decide(clock.mode(), clock.observation()));
+                }
+                let want = rule.pacing_rate(rate, clock.probing());
+                let got = l.on_mi_with(mi, decide);
+                assert_eq!(got.to_bits(), want.to_bits(), "MI {k}");
+                assert_eq!(
+                    l.mi_duration_s().to_bits(),
+                    clock.next_duration_s(want).to_bits()
+                );
+                assert_eq!(l.clock(), &clock, "MI {k}");
+                probes += usize::from(clock.probing());
+            }
+            assert!(probes > 20, "{probes} probe MIs");
+        }
+    }
+}
