@@ -35,6 +35,7 @@ pub mod normalize;
 pub mod objective;
 pub mod packet_events;
 pub mod probe;
+pub mod queue;
 pub mod rate;
 pub mod sender_loop;
 pub mod serde_float;
@@ -59,6 +60,7 @@ pub use normalize::{
 pub use objective::{Objective, ObjectiveError};
 pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
 pub use probe::{ProbeRtt, ProbeState};
+pub use queue::queue_free;
 pub use rate::{BinomialIncrease, RateRule};
 pub use sender_loop::{LoopSpec, SavedClock, SenderLoop};
 pub use spec::{

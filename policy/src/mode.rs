@@ -23,6 +23,7 @@
 use crate::error::{invalid, RateError};
 use crate::mi::MonitorInterval;
 use crate::probe::MAX_PROBE_INTERVAL_S;
+use crate::queue::queue_free;
 use serde::{Deserialize, Serialize};
 
 /// When a learned sender switches between its cooperative and competitive policies.
@@ -126,7 +127,7 @@ impl ModeState {
     ) {
         let sees_path = self
             .note_latency(mi)
-            .is_some_and(|(latency, lowest)| latency <= switch.queue_ratio * lowest);
+            .is_some_and(|(latency, lowest)| queue_free(latency, lowest, switch.queue_ratio));
         if sees_path || self.path_seen_s.is_none() {
             self.path_seen_s = Some(mi.send_end_s);
         }

@@ -15,6 +15,7 @@
 
 use crate::error::{invalid, RateError};
 use crate::mi::MonitorInterval;
+use crate::queue::queue_free;
 use serde::{Deserialize, Serialize};
 
 /// When and how a learned sender probes its path's base RTT.
@@ -97,7 +98,7 @@ impl ProbeRtt {
         baseline_changed
             || self
                 .quiet_latency_ratio
-                .is_some_and(|r| latency_s > 0.0 && latency_s <= r * baseline_s)
+                .is_some_and(|r| queue_free(latency_s, baseline_s, r))
     }
 
     /// Checks the parameters; errors name the field under `probe_rtt`.
