@@ -1,0 +1,113 @@
+//! The `agent:` section ([`AgentConfig`]): a network [`Preset`] and its overrides, checked
+//! and made an [`Architecture`].
+
+use mocc_agents::{Activation, Architecture};
+use serde::{Deserialize, Serialize};
+
+/// Network presets and their overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// Separate pi and vf MLPs [32, 16] tanh over the feature history.
+    Aurora,
+    /// [64, 32] tanh with a preference sub-network on the objective.
+    Mocc,
+}
+
+/// The agent's networks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Starting point of the architecture.
+    #[serde(default = "default_preset")]
+    pub preset: Preset,
+    /// Hidden sizes of the policy MLP (preset's when absent).
+    #[serde(default)]
+    pub pi: Option<Vec<usize>>,
+    /// Hidden sizes of the value MLP (preset's when absent).
+    #[serde(default)]
+    pub vf: Option<Vec<usize>>,
+    /// Hidden nonlinearity (preset's when absent).
+    #[serde(default)]
+    pub activation: Option<Activation>,
+    /// Hidden sizes of the preference sub-network (preset's when absent; `[]` is invalid).
+    #[serde(default)]
+    pub preference: Option<Vec<usize>>,
+    /// Initial log std of the Gaussian policy.
+    #[serde(default)]
+    pub init_log_std: Option<f64>,
+    /// Lower bound on the policy's log std (none: free).
+    #[serde(default)]
+    pub min_log_std: Option<f64>,
+}
+
+fn default_preset() -> Preset {
+    Preset::Aurora
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            preset: Preset::Aurora,
+            pi: None,
+            vf: None,
+            activation: None,
+            preference: None,
+            init_log_std: None,
+            min_log_std: None,
+        }
+    }
+}
+
+impl AgentConfig {
+    /// Checks layer sizes and log-std bounds; the error is (field, message).
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        for (name, sizes) in [("agent.pi", &self.pi), ("agent.vf", &self.vf)] {
+            if sizes.as_ref().is_some_and(|s| s.contains(&0)) {
+                return Err((name.into(), "layer sizes must be >= 1".into()));
+            }
+        }
+        for (name, value) in [
+            ("agent.init_log_std", self.init_log_std),
+            ("agent.min_log_std", self.min_log_std),
+        ] {
+            if let Some(s) = value.filter(|s| !(s.is_finite() && (-20.0..=5.0).contains(s))) {
+                return Err((name.into(), format!("must lie in [-20, 5] (got {s})")));
+            }
+        }
+        if let Some(p) = &self.preference {
+            if p.is_empty() || p.contains(&0) {
+                return Err((
+                    "agent.preference".into(),
+                    "needs at least one layer, each of size >= 1".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The architecture for observations of `obs_dim`.
+    pub fn architecture(&self, obs_dim: usize) -> Architecture {
+        let mut a = match self.preset {
+            Preset::Aurora => Architecture::aurora(obs_dim),
+            Preset::Mocc => Architecture::mocc(obs_dim),
+        };
+        if let Some(pi) = &self.pi {
+            a.pi = pi.clone();
+        }
+        if let Some(vf) = &self.vf {
+            a.vf = vf.clone();
+        }
+        if let Some(act) = self.activation {
+            a.activation = act;
+        }
+        if let Some(p) = &self.preference {
+            a.preference = Some(p.clone());
+        }
+        if let Some(s) = self.init_log_std {
+            a.init_log_std = s;
+        }
+        a.min_log_std = self.min_log_std;
+        a
+    }
+}
