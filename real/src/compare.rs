@@ -5,7 +5,7 @@
 use crate::path::{flow_metrics, rate_driver};
 use crate::timeline::PathTimeline;
 use mocc_eval::actor::LoadedPolicy;
-use mocc_eval::eval::{EvalError, RunMetrics};
+use mocc_eval::results::{EvalError, RunMetrics};
 use mocc_eval::scenario_eval::fixed_link_runs;
 use mocc_eval::suite::{Suite, SuiteNetwork};
 use mocc_net::transport::{run_controlled_flow, run_tcp_flow};

@@ -5,7 +5,7 @@
 //! - [`timeline`]: a run's path over time (fixed link or a scenario's schedule and outages),
 //!   with the capacity and base RTT the metrics are measured against.
 //! - [`path`]: flows measured on a real path turned into the evaluation's per-MI statistics and
-//!   [`mocc_eval::eval::RunMetrics`].
+//!   [`mocc_eval::results::RunMetrics`].
 //! - [`compare`]: `mocc net compare`: every network of a suite in the simulator and on a real
 //!   path, side by side.
 //! - [`run`]: `mocc net run`: flows (exports over UDP, constant rates, kernel TCP) together on

@@ -3,7 +3,7 @@
 //! run's row sits beside `mocc eval`'s.
 
 use crate::timeline::PathTimeline;
-use mocc_eval::eval::{RunMetrics, RunSums};
+use mocc_eval::results::{RunMetrics, RunSums};
 use mocc_gym::{MiOutcome, StepInfo};
 use mocc_net::transport::{ConstantRate, FlowOutcome, PolicyDriver, RateDriver};
 use mocc_policy::{Controller, MetricsVersion, Policy};

@@ -6,7 +6,7 @@
 use crate::figures::{fixed_path_title, flows_figure, RunFlow};
 use crate::path::{flow_metrics, rate_driver, seconds_between};
 use crate::timeline::PathTimeline;
-use mocc_eval::eval::RunMetrics;
+use mocc_eval::results::RunMetrics;
 use mocc_gym::ScenarioError;
 use mocc_net::timing::monotonic_ns;
 use mocc_net::transport::{run_controlled_flow, run_tcp_flow, FlowOutcome, RateDriver};

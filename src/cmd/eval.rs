@@ -2,9 +2,10 @@
 
 use anyhow::Context;
 use clap::Args;
-use mocc_eval::eval::{evaluate, summarize, write_csv};
+use mocc_eval::evaluate;
 use mocc_eval::figures::{reward_cdf_figure, sweep_figure};
 use mocc_eval::flow_figures::{fairness_outputs, friendliness_outputs, timeseries_outputs};
+use mocc_eval::results::{summarize, write_csv};
 use mocc_eval::suite::Suite;
 use mocc_training::checkpoint_policy::load_policy;
 use std::path::PathBuf;
