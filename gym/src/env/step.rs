@@ -1,0 +1,95 @@
+//! What a step gives: the agent's action, each closed MI's statistics and reward, the probe
+//! MIs a step closed.
+
+use crate::reward::MiOutcome;
+use mocc_policy::{Mode, MonitorInterval};
+use serde::Serialize;
+
+/// What the agent does for the next MI.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    /// Aurora's action: the rate changes by the scenario's rate rule.
+    Delta(f64),
+    /// Pace at this rate (packets/s), bypassing the rule's clamps. Only the simulator's hard
+    /// limits apply ([`MIN_SIM_RATE_PPS`], [`MAX_SIM_RATE_PPS`]); NaN keeps the current rate.
+    Rate(f64),
+}
+
+impl StepInfo {
+    /// The statistics of a closed MI with `outcome` (see [`MiOutcome::of_mi`]), sent at
+    /// `rate_pps` and rewarded `reward`.
+    pub fn new(mi: &MonitorInterval, outcome: &MiOutcome, rate_pps: f64, reward: f64) -> Self {
+        Self {
+            time_s: mi.send_end_s,
+            duration_s: mi.send_dur_s(),
+            send_pps: mi.send_rate_pps(),
+            throughput_pps: outcome.delivered_pps,
+            metric_thr_pps: outcome.throughput_pps,
+            mean_rtt_s: outcome.mean_rtt_s,
+            loss: outcome.loss,
+            utilization: if outcome.capacity_pps > 0.0 {
+                outcome.delivered_pps / outcome.capacity_pps
+            } else {
+                0.0
+            },
+            capacity_pps: outcome.capacity_pps,
+            base_rtt_s: outcome.base_rtt_s,
+            rate_pps,
+            reward,
+        }
+    }
+}
+
+/// A base-RTT probe MI a slot closed ([`Env::slot_probe_mis`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeMi {
+    /// Its values as a step's (the reward is the one the MI would have given).
+    pub info: StepInfo,
+    /// The statistics its sender formed (what a controller is fed).
+    pub mi: MonitorInterval,
+    /// The sender's mode after the MI (always cooperative without `action.mode_switch`).
+    pub mode: Mode,
+}
+
+/// Per-step statistics of the agent sender (Aurora's per-MI values).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct StepInfo {
+    /// Time at the end of the MI (s).
+    pub time_s: f64,
+    /// MI length (s).
+    pub duration_s: f64,
+    /// Sending rate over the MI (packets/s).
+    pub send_pps: f64,
+    /// Acknowledged packets per second.
+    pub throughput_pps: f64,
+    /// Throughput as the scenario's metrics version defines it (Aurora's per-MI `recv rate`,
+    /// one packet fewer than acknowledged); the `aurora` reward uses it.
+    pub metric_thr_pps: f64,
+    /// Mean RTT (s), 0 without samples.
+    pub mean_rtt_s: f64,
+    /// Loss ratio.
+    pub loss: f64,
+    /// Throughput / capacity.
+    pub utilization: f64,
+    /// Bottleneck capacity over the MI (packets/s).
+    pub capacity_pps: f64,
+    /// Propagation RTT (s).
+    pub base_rtt_s: f64,
+    /// Pacing rate the sender used during the MI (packets/s).
+    pub rate_pps: f64,
+    /// The MI's reward.
+    pub reward: f64,
+}
+
+/// Result of one step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// Reward of the MI.
+    pub reward: f64,
+    /// The episode ended by the environment's dynamics (never, in these networks).
+    pub terminated: bool,
+    /// The episode hit its MI limit.
+    pub truncated: bool,
+    /// Statistics of the MI.
+    pub info: StepInfo,
+}
