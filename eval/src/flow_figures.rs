@@ -100,23 +100,8 @@ pub fn fairness_outputs(
             for &n in &spec.flows {
                 let rates = fairness_run(spec, net, p, n)?;
                 let jain = rates.jain_per_window();
-                let first = rates.rates[0].len() - jain.len();
-                let mut utilizations = Vec::with_capacity(jain.len());
-                for (k, j) in jain.iter().enumerate() {
-                    let second = first + k;
-                    let per_flow: Vec<f64> = rates.rates.iter().map(|r| r[second]).collect();
-                    let u = per_flow.iter().sum::<f64>() / net.bw_pps;
-                    utilizations.push(u);
-                    let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
-                    cells.resize(max_flows, ",".into());
-                    text.push_str(&format!(
-                        "{},{n},{second},{j},{u},{}{},{}\n",
-                        p.name(),
-                        net.label(),
-                        cells.concat(),
-                        optional_cell(rates.rtt_ratio_in(second))
-                    ));
-                }
+                let utilizations =
+                    per_second_rows(&mut text, p.name(), net, &rates, &jain, max_flows);
                 let last_start = (n - 1) as f64 * spec.stagger_s;
                 let means: Vec<f64> = (0..n).map(|f| rates.mean_rate(f, last_start)).collect();
                 summary.push_str(&format!(
@@ -162,6 +147,37 @@ pub fn fairness_outputs(
         },
     )?;
     Ok(())
+}
+
+/// Appends fairness.csv's rows of one run (`n` flows of `policy` on `net`), one per second
+/// once all flows run (`jain` holds their Jain's indices), and returns each second's
+/// utilization.
+fn per_second_rows(
+    text: &mut String,
+    policy: &str,
+    net: &crate::flows::FlowNetwork,
+    rates: &crate::flows::FlowRates,
+    jain: &[f64],
+    max_flows: usize,
+) -> Vec<f64> {
+    let n = rates.rates.len();
+    let first = rates.rates[0].len() - jain.len();
+    let mut utilizations = Vec::with_capacity(jain.len());
+    for (k, j) in jain.iter().enumerate() {
+        let second = first + k;
+        let per_flow: Vec<f64> = rates.rates.iter().map(|r| r[second]).collect();
+        let u = per_flow.iter().sum::<f64>() / net.bw_pps;
+        utilizations.push(u);
+        let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
+        cells.resize(max_flows, ",".into());
+        text.push_str(&format!(
+            "{policy},{n},{second},{j},{u},{}{},{}\n",
+            net.label(),
+            cells.concat(),
+            optional_cell(rates.rtt_ratio_in(second))
+        ));
+    }
+    utilizations
 }
 
 /// `n` flows of policy `p` on `net`, started `stagger_s` apart, each with its objective and

@@ -210,6 +210,26 @@ impl LinkConfig {
                 ));
             }
         }
+        self.validate_queue()?;
+        non_negative("link.latency_noise", self.latency_noise)?;
+        self.jitter_s.check("link.jitter_s", 0.0, false, 10.0)?;
+        self.ack_aggregation_s
+            .check("link.ack_aggregation_s", 0.0, false, 10.0)?;
+        if let Some(c) = &self.changes {
+            c.validate()?;
+            if !self.schedule.is_empty() || self.trace.is_some() {
+                return Err(ScenarioError::invalid(
+                    "link.changes",
+                    "cannot be combined with link.schedule or link.trace",
+                ));
+            }
+        }
+        self.validate_schedule()?;
+        self.validate_outages()
+    }
+
+    /// `queue_pkts`: a whole number of packets, a range of them, or Aurora's exponent range.
+    fn validate_queue(&self) -> Result<(), ScenarioError> {
         match self.queue_pkts {
             QueueRange::Fixed(q) => {
                 Range::Fixed(q).check("link.queue_pkts", 1.0, false, MAX_QUEUE_PKTS)?;
@@ -232,19 +252,12 @@ impl LinkConfig {
                 )?;
             }
         }
-        non_negative("link.latency_noise", self.latency_noise)?;
-        self.jitter_s.check("link.jitter_s", 0.0, false, 10.0)?;
-        self.ack_aggregation_s
-            .check("link.ack_aggregation_s", 0.0, false, 10.0)?;
-        if let Some(c) = &self.changes {
-            c.validate()?;
-            if !self.schedule.is_empty() || self.trace.is_some() {
-                return Err(ScenarioError::invalid(
-                    "link.changes",
-                    "cannot be combined with link.schedule or link.trace",
-                ));
-            }
-        }
+        Ok(())
+    }
+
+    /// `schedule` (steps at increasing times, each value within the link's bounds) and
+    /// `schedule_period_s`.
+    fn validate_schedule(&self) -> Result<(), ScenarioError> {
         let mut last = f64::NEG_INFINITY;
         for (i, e) in self.schedule.iter().enumerate() {
             let f = |name: &str| format!("link.schedule[{i}].{name}");
@@ -280,6 +293,11 @@ impl LinkConfig {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `outages`: each starts at or after 0, lasts a positive time and repeats after it ends.
+    fn validate_outages(&self) -> Result<(), ScenarioError> {
         for (i, o) in self.outages.iter().enumerate() {
             let f = |name: &str| format!("link.outages[{i}].{name}");
             non_negative(&f("start_s"), o.start_s)?;

@@ -87,23 +87,7 @@ impl Env {
         let cfg = scenario.config();
         let senders = cfg.senders.len();
         let observed = cfg.observed_senders();
-        let slot_count = snap.agents.len().max(1);
-        if snap.net.senders().len() != senders
-            || snap.obs.obs_len() != scenario.obs_len()
-            || slot_count != observed.len()
-        {
-            return Err(format!(
-                "env {}: snapshot has {} senders ({} learned) and observations of {}, the \
-                 scenario {} ({}) and {}",
-                snap.index,
-                snap.net.senders().len(),
-                slot_count,
-                snap.obs.obs_len(),
-                senders,
-                observed.len(),
-                scenario.obs_len()
-            ));
-        }
+        snapshot_fits(&scenario, &snap, &observed)?;
         let mut net = snap.net;
         let (outages, trace) = scenario.shared_link_parts();
         net.link_mut().reattach(outages, trace);
@@ -178,4 +162,32 @@ impl Env {
             action_scratch: Vec::new(),
         })
     }
+}
+
+/// Whether `snap` was taken with a scenario of `scenario`'s senders, learned senders
+/// (`observed`) and observation length; the error says what differs.
+fn snapshot_fits(
+    scenario: &Scenario,
+    snap: &EnvSnapshot,
+    observed: &[usize],
+) -> Result<(), String> {
+    let senders = scenario.config().senders.len();
+    let slot_count = snap.agents.len().max(1);
+    if snap.net.senders().len() != senders
+        || snap.obs.obs_len() != scenario.obs_len()
+        || slot_count != observed.len()
+    {
+        return Err(format!(
+            "env {}: snapshot has {} senders ({} learned) and observations of {}, the \
+             scenario {} ({}) and {}",
+            snap.index,
+            snap.net.senders().len(),
+            slot_count,
+            snap.obs.obs_len(),
+            senders,
+            observed.len(),
+            scenario.obs_len()
+        ));
+    }
+    Ok(())
 }
