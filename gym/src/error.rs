@@ -6,14 +6,8 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     /// A file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] mocc_policy::FileError),
     /// The YAML did not parse into a scenario (unknown field, wrong type, bad syntax).
     #[error("{path}: {message}")]
     Parse {

@@ -88,9 +88,11 @@ impl Scenario {
 
     /// Reads, parses and validates a scenario file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-            path: path.to_path_buf(),
-            source,
+        let text = std::fs::read_to_string(path).map_err(|source| {
+            ScenarioError::Io(mocc_policy::FileError {
+                path: path.to_path_buf(),
+                source,
+            })
         })?;
         Self::from_yaml_str(&text, path)
     }

@@ -153,7 +153,7 @@ fn missing_trace_file_names_the_path() {
         std::process::id()
     ));
     let e = err_of(&trace_yaml(&path));
-    assert!(matches!(e, ScenarioError::Io { .. }), "{e:?}");
+    assert!(matches!(e, ScenarioError::Io(_)), "{e:?}");
     assert!(e.to_string().contains(&path.display().to_string()), "{e}");
 }
 
@@ -394,6 +394,6 @@ fn shipped_scenarios_load() {
 fn missing_scenario_file_is_an_io_error() {
     let path = std::env::temp_dir().join("mocc-gym-config-errors-no-such-scenario.yaml");
     let e = Scenario::load(&path).unwrap_err();
-    assert!(matches!(e, ScenarioError::Io { .. }));
+    assert!(matches!(e, ScenarioError::Io(_)));
     assert!(e.to_string().contains(&path.display().to_string()), "{e}");
 }

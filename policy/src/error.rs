@@ -9,14 +9,8 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     /// A file is missing or unreadable (or could not be written).
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] FileError),
     /// `policy.json` is not valid JSON of the expected shape.
     #[error("{path}: {message}")]
     Json {
@@ -135,4 +129,16 @@ pub enum RateError {
 /// The error of a rate-rule field outside its domain.
 pub(crate) fn invalid(field: &'static str, message: String) -> Result<(), RateError> {
     Err(RateError::Invalid { field, message })
+}
+
+/// A file or folder that could not be read or written, and why: the I/O error of every
+/// error type of the workspace that names a file.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct FileError {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
 }

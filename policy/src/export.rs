@@ -48,9 +48,11 @@ pub struct Policy {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PolicyError + '_ {
-    move |source| PolicyError::Io {
-        path: path.to_path_buf(),
-        source,
+    move |source| {
+        PolicyError::Io(crate::error::FileError {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }
 
@@ -407,13 +409,13 @@ fn refuse_non_empty(dir: &Path) -> Result<(), PolicyError> {
     if entries.next().is_none() {
         return Ok(());
     }
-    Err(PolicyError::Io {
+    Err(PolicyError::Io(crate::error::FileError {
         path: dir.to_path_buf(),
         source: std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
             "the pair's folder must be new or empty",
         ),
-    })
+    }))
 }
 
 /// Checks that `competitive` can decide in `paired`'s place: the same observation features,

@@ -44,7 +44,7 @@ pub mod spec;
 pub use baseline::{BaselineMode, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
 pub use controller::Controller;
-pub use error::{PolicyError, RateError};
+pub use error::{FileError, PolicyError, RateError};
 pub use export::{NamedTensors, Policy, PolicyWorkspace, SPEC_FILE, WEIGHTS_FILE};
 pub use features::{Feature, FeatureError, FeatureSet};
 pub use history::{ObservationBuilder, ObservationConfig};

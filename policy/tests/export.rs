@@ -184,7 +184,7 @@ fn missing_files_and_other_versions_are_refused() {
     std::fs::remove_file(dir.join("policy.safetensors")).unwrap();
     let err = load_err(&dir);
     assert!(err.contains("policy.safetensors"), "{err}");
-    assert!(matches!(Policy::load(&dir), Err(PolicyError::Io { .. })));
+    assert!(matches!(Policy::load(&dir), Err(PolicyError::Io(_))));
     let _ = std::fs::remove_dir_all(&dir);
 
     let err = load_err(&temp_dir("nowhere"));

@@ -26,14 +26,8 @@ const STATE: &str = "state.json";
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     /// Reading or writing failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] mocc_policy::FileError),
     /// An input file of the run changed since the checkpoint recorded its digest.
     #[error("{path}: {message}")]
     InputChanged {
@@ -53,9 +47,11 @@ pub enum CheckpointError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
-    move |source| CheckpointError::Io {
-        path: path.to_path_buf(),
-        source,
+    move |source| {
+        CheckpointError::Io(mocc_policy::FileError {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }
 
@@ -281,10 +277,10 @@ fn fsync_dir(dir: &Path) -> Result<(), CheckpointError> {
     match std::fs::File::open(dir).and_then(|f| f.sync_all()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(()),
-        Err(e) => Err(CheckpointError::Io {
+        Err(e) => Err(CheckpointError::Io(mocc_policy::FileError {
             path: dir.to_path_buf(),
             source: e,
-        }),
+        })),
     }
 }
 
@@ -292,10 +288,10 @@ fn fsync_dir(dir: &Path) -> Result<(), CheckpointError> {
 /// newest checkpoint).
 pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
     if !path.exists() {
-        return Err(CheckpointError::Io {
+        return Err(CheckpointError::Io(mocc_policy::FileError {
             path: path.to_path_buf(),
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder"),
-        });
+        }));
     }
     if path.join(STATE).exists() {
         return Ok(path.to_path_buf());
@@ -306,13 +302,13 @@ pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
             return Ok(latest.1);
         }
     }
-    Err(CheckpointError::Io {
+    Err(CheckpointError::Io(mocc_policy::FileError {
         path: path.to_path_buf(),
         source: std::io::Error::new(
             std::io::ErrorKind::NotFound,
             "no checkpoint here (expected state.json, or a run folder with checkpoints/)",
         ),
-    })
+    }))
 }
 
 /// The run folder that holds checkpoint folder `ckpt` (`<run>/checkpoints/ckpt-N`).

@@ -7,14 +7,8 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] mocc_policy::FileError),
     /// YAML that does not fit the schema (unknown field, wrong type).
     #[error("{path}: {message}")]
     Parse {

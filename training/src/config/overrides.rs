@@ -55,9 +55,11 @@ pub(super) fn inline_scenario_file(
     } else {
         rel
     };
-    let text = std::fs::read_to_string(&file).map_err(|source| ConfigError::Io {
-        path: file.clone(),
-        source,
+    let text = std::fs::read_to_string(&file).map_err(|source| {
+        ConfigError::Io(mocc_policy::FileError {
+            path: file.clone(),
+            source,
+        })
     })?;
     mocc_gym::scenario::require_content(&text, &file)?;
     let mut scenario: serde_json::Value =
