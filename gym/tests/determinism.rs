@@ -24,23 +24,7 @@ fn bits(xs: &[f32]) -> Vec<u32> {
 }
 
 fn info_bits(i: &StepInfo) -> Vec<u64> {
-    [
-        i.time_s,
-        i.duration_s,
-        i.send_pps,
-        i.throughput_pps,
-        i.metric_thr_pps,
-        i.mean_rtt_s,
-        i.loss,
-        i.utilization,
-        i.capacity_pps,
-        i.base_rtt_s,
-        i.rate_pps,
-        i.reward,
-    ]
-    .iter()
-    .map(|x| x.to_bits())
-    .collect()
+    i.fields().iter().map(|x| x.to_bits()).collect()
 }
 
 /// A record of an env's trajectory under actions drawn from `action_seed`, with manual resets

@@ -25,20 +25,7 @@ fn fixed_link_config(p: &LinkParams) -> ScenarioConfig {
 }
 
 fn info_fields(i: &StepInfo) -> [f64; 12] {
-    [
-        i.time_s,
-        i.duration_s,
-        i.send_pps,
-        i.throughput_pps,
-        i.metric_thr_pps,
-        i.mean_rtt_s,
-        i.loss,
-        i.utilization,
-        i.capacity_pps,
-        i.base_rtt_s,
-        i.rate_pps,
-        i.reward,
-    ]
+    i.fields()
 }
 
 fn check_network_step(net: &Network, prev_now: f64) -> Result<(), TestCaseError> {

@@ -81,6 +81,26 @@ pub struct StepInfo {
     pub reward: f64,
 }
 
+impl StepInfo {
+    /// Every field, in declaration order (what a test compares bit for bit or a table lists).
+    pub fn fields(&self) -> [f64; 12] {
+        [
+            self.time_s,
+            self.duration_s,
+            self.send_pps,
+            self.throughput_pps,
+            self.metric_thr_pps,
+            self.mean_rtt_s,
+            self.loss,
+            self.utilization,
+            self.capacity_pps,
+            self.base_rtt_s,
+            self.rate_pps,
+            self.reward,
+        ]
+    }
+}
+
 /// Result of one step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Step {
