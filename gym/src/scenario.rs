@@ -88,12 +88,7 @@ impl Scenario {
 
     /// Reads, parses and validates a scenario file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| {
-            ScenarioError::Io(mocc_policy::FileError {
-                path: path.to_path_buf(),
-                source,
-            })
-        })?;
+        let text = mocc_policy::error::read_text(path)?;
         Self::from_yaml_str(&text, path)
     }
 

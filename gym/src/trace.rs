@@ -16,12 +16,7 @@ pub struct Trace {
 impl Trace {
     /// Reads and parses a trace file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| {
-            ScenarioError::Io(mocc_policy::FileError {
-                path: path.to_path_buf(),
-                source,
-            })
-        })?;
+        let text = mocc_policy::error::read_text(path)?;
         Self::parse(&text, path)
     }
 

@@ -2,7 +2,7 @@
 //! or tensor at fault), and the error of an `action:` section's parameters (the rate rule,
 //! base-RTT probes, the mode switch).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why an export could not be written or loaded; every variant names the file and the field or
 /// tensor at fault.
@@ -141,4 +141,12 @@ pub struct FileError {
     /// Why.
     #[source]
     pub source: std::io::Error,
+}
+
+/// The text of the file at `path`, or the error naming it.
+pub fn read_text(path: &Path) -> Result<String, FileError> {
+    std::fs::read_to_string(path).map_err(|source| FileError {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -240,15 +240,8 @@ impl LossValues {
         }
     }
 
-    /// `self + w * other`, term by term.
+    /// `self + w * other`, term by term (a group of share `w` and weight 1: the same bits).
     pub(crate) fn add_weighted(self, w: f64, o: &LossValues) -> Self {
-        Self {
-            loss: self.loss + w * o.loss,
-            pg_loss: self.pg_loss + w * o.pg_loss,
-            v_loss: self.v_loss + w * o.v_loss,
-            entropy: self.entropy + w * o.entropy,
-            approx_kl: self.approx_kl + w * o.approx_kl,
-            clipfrac: self.clipfrac + w * o.clipfrac,
-        }
+        self.add_group(w, 1.0, o)
     }
 }

@@ -24,12 +24,7 @@ pub struct LoadedConfig {
 impl LoadedConfig {
     /// Reads a config, applies `key.path=value` overrides, validates.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| {
-            ConfigError::Io(mocc_policy::FileError {
-                path: path.to_path_buf(),
-                source,
-            })
-        })?;
+        let text = mocc_policy::error::read_text(path)?;
         Self::from_yaml(&text, path, overrides)
     }
 

@@ -55,12 +55,7 @@ pub(super) fn inline_scenario_file(
     } else {
         rel
     };
-    let text = std::fs::read_to_string(&file).map_err(|source| {
-        ConfigError::Io(mocc_policy::FileError {
-            path: file.clone(),
-            source,
-        })
-    })?;
+    let text = mocc_policy::error::read_text(&file)?;
     mocc_gym::scenario::require_content(&text, &file)?;
     let mut scenario: serde_json::Value =
         serde_saphyr::from_str(&text).map_err(|e| ConfigError::Parse {
