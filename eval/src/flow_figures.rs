@@ -4,6 +4,7 @@
 
 use crate::actor::LoadedPolicy;
 use crate::figures::{cdf, policy_lines};
+use crate::results::median;
 use crate::results::EvalError;
 use crate::simulate::{Horizon, MiRow};
 use crate::suite::{FairnessSpec, FriendlinessSpec, TimeSeriesSpec};
@@ -108,7 +109,7 @@ pub fn fairness_outputs(
                     "{},{},{n},{},{},{},{}\n",
                     p.name(),
                     net.label(),
-                    median(&jain),
+                    median_or_zero(&jain),
                     mean(&utilizations),
                     max_min_ratio(&means),
                     optional_cell(rates.rtt_ratio_from(last_start))
@@ -210,17 +211,13 @@ fn optional_cell(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn median(xs: &[f64]) -> f64 {
+/// The median of Jain's indices (0 for a run too short to have a second with every flow
+/// running, as fairness-summary.csv has always written it).
+fn median_or_zero(xs: &[f64]) -> f64 {
     if xs.is_empty() {
-        return 0.0;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
+        0.0
     } else {
-        0.5 * (v[m - 1] + v[m])
+        median(xs.to_vec())
     }
 }
 

@@ -219,6 +219,22 @@ pub fn summarize(rows: &[EvalRow]) -> EvalSummary {
     }
 }
 
+/// The median of the finite values of `xs` (NaN for none): the one median of evaluation,
+/// experiments and benchmarks.
+pub fn median(mut xs: Vec<f64>) -> f64 {
+    xs.retain(|x| x.is_finite());
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        0.5 * (xs[n / 2 - 1] + xs[n / 2])
+    }
+}
+
 /// Writes results.csv.
 pub fn write_csv<W: std::io::Write>(mut out: W, rows: &[EvalRow]) -> std::io::Result<()> {
     writeln!(
@@ -243,4 +259,18 @@ pub fn write_csv<W: std::io::Write>(mut out: W, rows: &[EvalRow]) -> std::io::Re
         writeln!(out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn the_median_of_the_finite_values() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(vec![f64::NAN, 5.0, f64::INFINITY, 1.0]), 3.0);
+        assert!(median(Vec::new()).is_nan());
+        assert!(median(vec![f64::NAN]).is_nan());
+    }
 }

@@ -86,21 +86,6 @@ pub struct ObjectiveResult {
     pub mocc_seconds: Option<f64>,
 }
 
-/// The median (NaN for no values).
-pub fn median(mut xs: Vec<f64>) -> f64 {
-    xs.retain(|x| x.is_finite());
-    if xs.is_empty() {
-        return f64::NAN;
-    }
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        0.5 * (xs[n / 2 - 1] + xs[n / 2])
-    }
-}
-
 /// The pool objective whose throughput and latency weights differ most from `new`'s: the
 /// application whose trade-off adapting to `new` would move away from. The loss weight is left
 /// out because `1 - loss` is close to 1 for every reasonable policy on most networks, so a

@@ -2,7 +2,7 @@
 //! policy`: the runtime's decision latency; `mocc bench numerics`: this machine's numerics
 //! fingerprints and the cost of portable numerics.
 
-use crate::adaptation_metrics::median;
+use mocc_eval::results::median;
 use mocc_gym::{Scenario, VecEnv, VecEnvError};
 use mocc_policy::Mode;
 use serde::Serialize;

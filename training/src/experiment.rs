@@ -16,7 +16,7 @@
 
 use crate::adaptation::{start_adaptation, AdaptSpec};
 use crate::adaptation_metrics::{
-    compare, default_old_objective, median, worst_relative_drop, Curve, ObjectiveResult,
+    compare, default_old_objective, worst_relative_drop, Curve, ObjectiveResult,
 };
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::config::{ConfigError, LoadedConfig, Preset};
@@ -26,7 +26,7 @@ use crate::experiment_outputs::{
 use crate::landmarks::Objective;
 use crate::trainer::{TrainError, Trainer};
 use mocc_eval::evaluate;
-use mocc_eval::results::EvalError;
+use mocc_eval::results::{median, EvalError};
 use mocc_eval::suite::Suite;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
