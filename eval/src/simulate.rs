@@ -507,11 +507,11 @@ mod tests {
     fn the_run_ends_when_the_first_learned_sender_leaves() {
         let policy = LoadedPolicy::load(&crate::test_exports::shipped_dir()).unwrap();
         let mut cfg = ScenarioConfig::fixed_link(600.0, 0.03, 40.0, 0.0);
-        let agent = cfg.senders[0].clone();
+        let agent = cfg.senders[0];
         cfg.senders = vec![
             mocc_gym::SenderConfig {
                 stop_time_s: Some(mocc_gym::Range::Fixed(2.0)),
-                ..agent.clone()
+                ..agent
             },
             agent,
         ];

@@ -295,7 +295,6 @@ mod tests {
                     recv_start_s: start,
                     recv_end_s: start + 0.1,
                     rtt: RttSummary::from_samples(&[rtt - 0.001, rtt, rtt + 0.001]),
-                    ..MonitorInterval::default()
                 }
             })
             .collect()

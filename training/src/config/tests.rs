@@ -113,6 +113,6 @@ fn training_refuses_a_mode_switch() {
         &[],
     )
     .expect("the config itself is valid");
-    let e = c.scenario().err().expect("refused").to_string();
+    let e = c.scenario().expect_err("refused").to_string();
     assert!(e.contains("scenario.action.mode_switch"), "{e}");
 }
