@@ -83,7 +83,7 @@ bench-env: build
 # Every test of the workspace, optimized, with debug assertions (profile `ci`).
 test: libtorch pytools nettools
 	MOCC_PYTOOLS="$(PYTOOLS_DIR)" MOCC_REQUIRE_TENSORBOARD=1 MOCC_REQUIRE_NOTEBOOKS=1 \
-		MOCC_REQUIRE_NET=$(MOCC_REQUIRE_NET) \
+		MOCC_REQUIRE_NET=$(MOCC_REQUIRE_NET) MOCC_REQUIRE_ROOT=$(MOCC_REQUIRE_NET) \
 		$(CARGO) test --profile ci --workspace $(FEATURES)
 	$(MAKE) --no-print-directory test-mpi
 

@@ -44,6 +44,16 @@ fn eval(policies: &[&str], suite: &Path, out: &Path) -> Output {
     mocc(&args)
 }
 
+/// The runs of each policy in `mocc eval`'s summary line, in the order of `--policy`.
+fn eval_runs(summary: &serde_json::Value) -> Vec<u64> {
+    summary["policies"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no policies in {summary}"))
+        .iter()
+        .map(|p| p["runs"].as_u64().unwrap())
+        .collect()
+}
+
 /// Trains `config` (with `--set` pairs from `extra`) into a fresh `run` folder; returns the JSON
 /// summary.
 fn train_into(config: &str, run: &Path, extra: &[&str]) -> serde_json::Value {
@@ -322,18 +332,19 @@ fn train_tiny_config_end_to_end() {
         ]))
     };
     let e = run_eval();
-    assert_eq!(e["runs"], 4);
-    let util = e["utilization"].as_f64().unwrap();
+    assert_eq!(eval_runs(&e), [4]);
+    let e0 = &e["policies"][0];
+    let util = e0["utilization"].as_f64().unwrap();
     assert!(util > 0.0 && util <= 1.0 + 1e-9, "{e}");
-    assert!(e["rtt_ratio"].as_f64().unwrap() >= 1.0, "{e}");
-    let mocc_reward = e["mocc_reward"].as_f64().unwrap();
+    assert!(e0["rtt_ratio"].as_f64().unwrap() >= 1.0, "{e}");
+    let mocc_reward = e0["mocc_reward"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&mocc_reward), "{e}");
     let csv = std::fs::read_to_string(eval_dir.join("results.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
         "policy,network,w_thr,w_lat,w_loss,seed,utilization,thr_pps,mean_rtt_s,rtt_ratio,\
-         loss,aurora_reward,mocc_reward"
+         loss,aurora_reward,mocc_reward,mi_utilization,mi_thr_pps"
     );
     assert_eq!(lines.count(), 4);
     // The same evaluation twice gives the same numbers (deterministic policy and seeds).
@@ -546,7 +557,7 @@ fn export_then_eval_simulate_and_bench_the_export() {
         "--out",
         eval_dir.to_str().unwrap(),
     ]));
-    assert_eq!(e["runs"], 4);
+    assert_eq!(eval_runs(&e), [2, 2]);
     let csv = std::fs::read_to_string(eval_dir.join("results.csv")).unwrap();
     let util: Vec<f64> = csv
         .lines()
@@ -753,7 +764,7 @@ fn eval_compares_baselines_and_names_bad_ones() {
         "--out",
         out_dir.to_str().unwrap(),
     ]));
-    assert_eq!(e["runs"], 12);
+    assert_eq!(eval_runs(&e), [2; 6]);
     let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
     let row = |policy: &str, net: usize| -> Vec<f64> {
         let line = csv
@@ -861,7 +872,7 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
         "{err}"
     );
     // 4 sweep networks x 2 objectives x 1 seed x 2 policies.
-    assert_eq!(e["runs"], 16);
+    assert_eq!(eval_runs(&e), [8, 8]);
     for f in [
         "results.csv",
         "reward-cdf.png",
@@ -1123,7 +1134,7 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
     let j = stdout_json(&eval(&["cubic", "copa"], &suite, &out));
     let _ = std::fs::remove_file(&suite);
     // 2 policies x 1 scenario x 1 objective x 2 seeds.
-    assert_eq!(j["runs"], 4, "{j}");
+    assert_eq!(eval_runs(&j), [2, 2], "{j}");
     let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
     for line in results.lines().skip(1) {
         let cells: Vec<&str> = line.split(',').collect();
@@ -1257,19 +1268,28 @@ fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
 }
 
 #[test]
-fn eval_fails_when_results_cannot_be_written() {
-    // A results.csv that swallows nothing: writing it fails, and eval must say so.
+fn eval_fails_when_results_cannot_be_written_and_never_writes_through_a_link() {
     let out = temp_path("eval-full");
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
-    std::os::unix::fs::symlink("/dev/full", out.join("results.csv")).unwrap();
     let suite = temp_path("eval-full-suite.yaml");
     std::fs::write(
         &suite,
         "networks:\n  - {bw_pps: 200, delay_s: 0.05, queue_pkts: 20}\nsteps: 20\n",
     )
     .unwrap();
-    assert_fails_naming(&eval(&["cubic"], &suite, &out), "results.csv");
+    // An --out below a file cannot be created: eval says which.
+    let blocker = out.join("a-file");
+    std::fs::write(&blocker, "x").unwrap();
+    assert_fails_naming(&eval(&["cubic"], &suite, &blocker.join("eval")), "a-file");
+    std::fs::remove_file(&blocker).unwrap();
+    // An earlier evaluation whose results.csv is a link to /dev/full is replaced whole: the new
+    // results are a file of their own, not written through the link.
+    std::os::unix::fs::symlink("/dev/full", out.join("results.csv")).unwrap();
+    let run = eval(&["cubic"], &suite, &out);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let meta = std::fs::symlink_metadata(out.join("results.csv")).unwrap();
+    assert!(meta.is_file(), "results.csv is still a link");
     let _ = std::fs::remove_dir_all(out);
     let _ = std::fs::remove_file(suite);
 }

@@ -140,7 +140,7 @@ fn envs_and_threads_are_bounded_before_anything_is_allocated() {
 
 #[test]
 fn simulate_streams_rows_and_checks_every_write() {
-    // Rows are written as they are simulated (no allocation for u64::MAX steps); the first
+    // Rows are written as they are simulated (no allocation for the most steps); the first
     // buffer flush into a full device is an error naming the file.
     let out = mocc(&[
         "simulate",
@@ -149,7 +149,7 @@ fn simulate_streams_rows_and_checks_every_write() {
         "--rate",
         "100",
         "--steps",
-        "18446744073709551615",
+        "10000000",
         "--out",
         "/dev/full",
     ]);
@@ -409,7 +409,7 @@ fn bench_policy_refuses_empty_budgets_and_another_model() {
     succeeds(&mocc(&["export", s(&a), "--out", s(&export)]));
     for (flag, value) in [("--decisions", "0"), ("--repeats", "0")] {
         let out = mocc(&["bench", "policy", "--policy", s(&export), flag, value]);
-        fails_naming(&out, &format!("{flag}: must be >= 1"));
+        fails_naming(&out, &format!("{flag}: must lie in [1, "));
     }
     let small = ["--decisions", "100", "--repeats", "1"];
     let mut args = vec![
@@ -469,4 +469,159 @@ fn a_refused_sweep_leaves_no_folder() {
     ]);
     fails_naming(&out, "--omega 7");
     assert!(!out_dir.exists());
+}
+
+/// Writes `text` to a fresh file `name` and returns its path.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let p = temp(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn utilization_is_delivered_packets_over_the_links_capacity() {
+    // A constant rate R on a 100 pkt/s link delivers R packets a second: utilization R / 100,
+    // however few acks an MI holds (an unweighted mean of per-MI rates said 0.0665 for every
+    // R up to 5).
+    let suite = temp_file(
+        "util-suite.yaml",
+        "networks:\n  - {bw_pps: 100, delay_s: 0.05, queue_pkts: 10}\nseeds: [0]\nsteps: 200\n",
+    );
+    let out = temp("util-eval");
+    let mut args = vec!["eval", "--suite", s(&suite), "--out", s(&out)];
+    for p in ["const:0.5", "const:2", "const:50"] {
+        args.extend(["--policy", p]);
+    }
+    succeeds(&mocc(&args));
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let rate: f64 = cells[0].trim_start_matches("const:").parse().unwrap();
+        let util: f64 = cells[col("utilization")].parse().unwrap();
+        let thr: f64 = cells[col("thr_pps")].parse().unwrap();
+        // Within the packets still in flight at the end (one RTT's worth) and a start-up MI.
+        assert!(
+            (util - rate / 100.0).abs() <= 0.15 * rate / 100.0 + 0.002,
+            "{line}"
+        );
+        assert!((thr - rate).abs() <= 0.15 * rate + 0.2, "{line}");
+        assert!(
+            cells[col("mi_utilization")].parse::<f64>().is_ok(),
+            "{line}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_file(&suite);
+}
+
+#[test]
+fn every_duration_count_and_input_has_a_stated_maximum() {
+    let net = "network: {bw_pps: 100, delay_s: 0.05, queue_pkts: 10}";
+    for (section, field) in [
+        (
+            format!("fairness:\n  {net}\n  flows: [2]\n  stagger_s: 1\n  duration_s: 1e12\n"),
+            "fairness.duration_s",
+        ),
+        (
+            format!("friendliness:\n  {net}\n  buffers_bdp: [1]\n  duration_s: 1e12\n"),
+            "friendliness.duration_s",
+        ),
+        (
+            format!(
+                "timeseries: [{{scenario: {}/configs/aurora-env.yaml, duration_s: 1e9}}]\n",
+                env!("CARGO_MANIFEST_DIR")
+            ),
+            "timeseries[0].duration_s",
+        ),
+        (
+            "networks: [{bw_pps: 100, delay_s: 0.05, queue_pkts: 10}]\nsteps: 4294967295\n".into(),
+            "steps: must lie in [1, 1000000]",
+        ),
+    ] {
+        let suite = temp_file("max-suite.yaml", &format!("{section}seeds: [0]\n"));
+        let out = mocc(&[
+            "eval",
+            "--policy",
+            "cubic",
+            "--suite",
+            s(&suite),
+            "--out",
+            s(&temp("max-eval")),
+        ]);
+        fails_naming(&out, field);
+        let _ = std::fs::remove_file(&suite);
+    }
+    // Endless inputs are refused after a bounded read.
+    for args in [
+        vec!["eval", "--policy", "cubic", "--suite", "/dev/zero"],
+        vec!["train", "/dev/zero"],
+        vec!["simulate", "--scenario", "/dev/zero", "--rate", "10"],
+    ] {
+        fails_naming(&mocc(&args), "larger than 64 MiB");
+    }
+    // Rates the clock cannot resolve are refused where they are configured.
+    let scenario = temp_file(
+        "max-rate.yaml",
+        "link: {bandwidth_pps: 100, delay_s: 0.05, queue_pkts: 10}\naction: {max_rate_pps: 1e30}\n",
+    );
+    let out = mocc(&[
+        "simulate",
+        "--scenario",
+        s(&scenario),
+        "--action",
+        "1e300",
+        "--steps",
+        "5",
+    ]);
+    fails_naming(&out, "max_rate_pps: must lie in [min_rate_pps 40, 1000000]");
+    let _ = std::fs::remove_file(&scenario);
+    // Counts have maxima.
+    let huge = "18446744073709551615";
+    for (args, flag) in [
+        (
+            vec![
+                "simulate",
+                "--network",
+                NET,
+                "--rate",
+                "10",
+                "--steps",
+                huge,
+            ],
+            "--steps: must lie in [1, 10000000]",
+        ),
+        (
+            vec!["bench", "env", "--steps", huge],
+            "--steps: must lie in [1, 1000000000]",
+        ),
+        (
+            vec![
+                "bench",
+                "policy",
+                "--policy",
+                "checkpoints/aurora",
+                "--decisions",
+                huge,
+            ],
+            "--decisions: must lie in [1, 1000000000]",
+        ),
+        (
+            vec![
+                "adapt",
+                "--from",
+                "checkpoints/mocc-omega36",
+                "--objective",
+                "0.5,0.3,0.2",
+                "--iterations",
+                "4294967296",
+                "--out",
+                "/nonexistent/x",
+            ],
+            "--iterations: must lie in [1, 1000000]",
+        ),
+    ] {
+        fails_naming(&mocc(&args), flag);
+    }
 }

@@ -137,6 +137,13 @@ impl LoadedPolicy {
         if !is_export(path) {
             return Ok(None);
         }
+        if path.join("checkpoints").is_dir() || path.join("state.json").is_file() {
+            return Err(PolicyLoadError::Invalid(format!(
+                "{}: holds both an export (policy.json) and training checkpoints, so which \
+                 model it names is ambiguous; export into a folder of its own",
+                path.display()
+            )));
+        }
         let policy = Policy::load(path)?;
         let scenario = export_scenario(&policy);
         Ok(Some(Self::learned(name, Box::new(policy), scenario)))

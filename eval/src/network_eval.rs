@@ -1,5 +1,6 @@
 //! The `networks:` (and sweeps') entries of a suite: the policy on every network x objective x
-//! seed, each run for the suite's number of MIs, deterministically (action = mean).
+//! seed, each run for the suite's number of MIs, deterministically (action = mean), with
+//! utilization and throughput over the whole run.
 
 use crate::actor::LoadedPolicy;
 use crate::results::{EvalError, EvalRow, RunSums};
@@ -62,9 +63,20 @@ pub fn evaluate_networks(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<Eva
                 }
             }
         }
-        for (_, w, seed, sums) in envs {
+        for (env, w, seed, mut sums) in envs {
+            set_run_totals(&env, &mut sums);
             rows.push(EvalRow::new(policy, net.label(), w, seed, sums.metrics()));
         }
     }
     Ok(rows)
+}
+
+/// The run's totals: sender 0's acknowledged packets over what the link could carry from the
+/// start to the end of the run.
+fn set_run_totals(env: &Env, sums: &mut RunSums) {
+    let network = env.network();
+    let end = network.now_s();
+    let acked = network.senders()[env.slot_sender(0)].totals().acked;
+    let capacity = network.link().capacity_pps(0.0, end) * end;
+    sums.set_totals(acked as f64, capacity, end);
 }

@@ -26,13 +26,14 @@ pub enum EvalError {
     Output(#[from] mocc_plot::chart::PlotError),
 }
 
-/// The per-run network metrics and rewards (each a mean over the run's MIs), also used for
-/// their means over runs.
+/// The per-run network metrics and rewards, also used for their means over runs:
+/// utilization and throughput over the whole run, the others means over the run's MIs.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct RunMetrics {
-    /// Mean link utilization.
+    /// Delivered packets over the packets the link could carry in the run (its capacity
+    /// integrated over the run's time).
     pub utilization: f64,
-    /// Mean delivered packets per second.
+    /// Delivered packets over the run's seconds.
     pub thr_pps: f64,
     /// Mean RTT over MIs with samples (s).
     pub mean_rtt_s: f64,
@@ -44,14 +45,21 @@ pub struct RunMetrics {
     pub aurora_reward: f64,
     /// Mean MOCC reward per MI under the run's objective.
     pub mocc_reward: f64,
+    /// Unweighted mean of the MIs' utilizations, as Aurora reports it (short MIs count as
+    /// much as long ones, so it is not the run's share of the link: that is `utilization`).
+    pub mi_utilization: f64,
+    /// Unweighted mean of the MIs' delivery rates (packets/s), as Aurora reports it.
+    pub mi_thr_pps: f64,
 }
 
 impl RunMetrics {
     /// Column names, in CSV order.
     pub const COLUMNS: &'static str =
-        "utilization,thr_pps,mean_rtt_s,rtt_ratio,loss,aurora_reward,mocc_reward";
+        "utilization,thr_pps,mean_rtt_s,rtt_ratio,loss,aurora_reward,mocc_reward,mi_utilization,\
+         mi_thr_pps";
 
-    fn values(&self) -> [f64; 7] {
+    /// The values in [`Self::COLUMNS`] order.
+    pub fn values(&self) -> [f64; 9] {
         [
             self.utilization,
             self.thr_pps,
@@ -60,10 +68,12 @@ impl RunMetrics {
             self.loss,
             self.aurora_reward,
             self.mocc_reward,
+            self.mi_utilization,
+            self.mi_thr_pps,
         ]
     }
 
-    fn from_values(v: [f64; 7]) -> Self {
+    fn from_values(v: [f64; 9]) -> Self {
         Self {
             utilization: v[0],
             thr_pps: v[1],
@@ -72,12 +82,14 @@ impl RunMetrics {
             loss: v[4],
             aurora_reward: v[5],
             mocc_reward: v[6],
+            mi_utilization: v[7],
+            mi_thr_pps: v[8],
         }
     }
 
     /// Component-wise mean (zeros for no items).
     pub fn mean<'a>(items: impl IntoIterator<Item = &'a RunMetrics>) -> Self {
-        let mut sum = [0.0; 7];
+        let mut sum = [0.0; 9];
         let mut n = 0usize;
         for m in items {
             for (s, v) in sum.iter_mut().zip(m.values()) {
@@ -130,19 +142,31 @@ impl EvalRow {
     }
 }
 
-/// The metric columns' means over rows (the JSON `mocc eval` prints last).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// One policy's metric means over its rows (`mocc eval` prints one per policy last).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvalSummary {
-    /// Runs.
+    /// The policy.
+    pub policy: String,
+    /// Its runs.
     pub runs: usize,
     /// Means over the runs.
     #[serde(flatten)]
     pub metrics: RunMetrics,
 }
 
-/// One run's sums: the network statistics and both rewards per MI, and optionally the run's
-/// totals (delivered packets over the time-integrated capacity), which then set utilization
-/// and throughput instead of the per-MI means.
+/// What `mocc eval` writes to `--out`: results.csv (the marker) and figures and CSV files
+/// beside it; a previous evaluation there is replaced as a whole.
+pub const EVAL_OUTPUTS: mocc_policy::Replaceable = mocc_policy::Replaceable {
+    what: "an evaluation's outputs",
+    owns: |name, is_dir| !is_dir && (name.ends_with(".csv") || name.ends_with(".png")),
+    marker: RESULTS_CSV,
+};
+
+/// The file of result rows in an evaluation's folder.
+pub const RESULTS_CSV: &str = "results.csv";
+
+/// One run's sums: the network statistics and both rewards per MI, and the run's totals
+/// (delivered packets over the time-integrated capacity) for utilization and throughput.
 #[derive(Default)]
 pub struct RunSums {
     net: MiStats,
@@ -185,7 +209,9 @@ impl RunSums {
         self.mocc += mocc_reward(&o, w);
     }
 
-    /// The run's metrics: means over its MIs, or its totals where set.
+    /// The run's metrics: utilization and throughput from its totals (which every run sets:
+    /// without them both are NaN rather than a per-MI mean passing for them), the rest means
+    /// over its MIs.
     pub fn metrics(&self) -> RunMetrics {
         let n = self.net.mis().max(1) as f64;
         let (utilization, thr_pps) = match self.totals {
@@ -197,7 +223,7 @@ impl RunSums {
                 },
                 t.delivered / t.seconds.max(1e-9),
             ),
-            None => (self.net.utilization(), self.net.throughput_pps()),
+            None => (f64::NAN, f64::NAN),
         };
         RunMetrics {
             utilization,
@@ -207,16 +233,36 @@ impl RunSums {
             loss: self.net.loss(),
             aurora_reward: self.aurora / n,
             mocc_reward: self.mocc / n,
+            mi_utilization: self.net.utilization(),
+            mi_thr_pps: self.net.throughput_pps(),
         }
     }
 }
 
-/// Means of the metric columns.
-pub fn summarize(rows: &[EvalRow]) -> EvalSummary {
-    EvalSummary {
-        runs: rows.len(),
-        metrics: RunMetrics::mean(rows.iter().map(|r| &r.metrics)),
+/// Each policy's means over its rows, in the order policies first appear (none for a policy
+/// without rows: nothing was measured).
+pub fn summarize(rows: &[EvalRow]) -> Vec<EvalSummary> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in rows {
+        if !names.contains(&r.policy.as_str()) {
+            names.push(&r.policy);
+        }
     }
+    names
+        .into_iter()
+        .map(|name| {
+            let own: Vec<&RunMetrics> = rows
+                .iter()
+                .filter(|r| r.policy == name)
+                .map(|r| &r.metrics)
+                .collect();
+            EvalSummary {
+                policy: name.to_string(),
+                runs: own.len(),
+                metrics: RunMetrics::mean(own),
+            }
+        })
+        .collect()
 }
 
 /// The median of the finite values of `xs` (NaN for none): the one median of evaluation,

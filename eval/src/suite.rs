@@ -93,7 +93,7 @@ impl Suite {
             path: path.to_path_buf(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let text = mocc_policy::error::read_text(path).map_err(|e| err(e.source.to_string()))?;
         let mut suite: Suite = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
         suite.validate().map_err(err)?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -152,8 +152,11 @@ impl Suite {
         if self.seeds.is_empty() {
             return Err("seeds: at least one seed is required".into());
         }
-        if self.steps == 0 {
-            return Err("steps: must be >= 1 (got 0)".into());
+        if self.steps == 0 || self.steps > MAX_SUITE_STEPS {
+            return Err(format!(
+                "steps: must lie in [1, {MAX_SUITE_STEPS}] (got {})",
+                self.steps
+            ));
         }
         Ok(())
     }
@@ -177,11 +180,25 @@ impl Suite {
     }
 }
 
+/// The most MIs a network of a suite runs for.
+pub const MAX_SUITE_STEPS: u32 = 1_000_000;
+
+/// The longest simulated run of a suite entry (about 28 hours), as for `scenarios:` entries.
+pub const MAX_RUN_S: f64 = 1e5;
+
+/// The longest time series a suite draws (an hour): every MI of it is kept for the figure.
+pub const MAX_TIMESERIES_S: f64 = 3600.0;
+
+/// The most MIs a time series of `steps` keeps.
+pub const MAX_TIMESERIES_MIS: usize = 1_000_000;
+
 fn positive_secs(field: &str, v: f64) -> Result<(), String> {
-    if v.is_finite() && v > 0.0 {
+    if v.is_finite() && v > 0.0 && v <= MAX_RUN_S {
         Ok(())
     } else {
-        Err(format!("{field}: must be > 0 (got {v})"))
+        Err(format!(
+            "{field}: must lie in (0, {MAX_RUN_S}] seconds (got {v})"
+        ))
     }
 }
 
@@ -450,9 +467,9 @@ pub struct ScenarioRunSpec {
 impl ScenarioRunSpec {
     /// Checks the entry; `field` names it in messages (`scenarios[0]`).
     pub fn validate(&self, field: &str) -> Result<(), String> {
-        if !(self.duration_s.is_finite() && self.duration_s > 0.0 && self.duration_s <= 1e5) {
+        if !(self.duration_s.is_finite() && self.duration_s > 0.0 && self.duration_s <= MAX_RUN_S) {
             return Err(format!(
-                "{field}.duration_s: must lie in (0, 100000] (got {})",
+                "{field}.duration_s: must lie in (0, {MAX_RUN_S}] (got {})",
                 self.duration_s
             ));
         }
@@ -491,10 +508,12 @@ impl TimeSeriesSpec {
         match (self.duration_s, self.steps) {
             (Some(_), Some(_)) => Err(format!("{field}: give duration_s or steps, not both")),
             (None, None) => Err(format!("{field}.duration_s: required (or steps)")),
-            (Some(d), None) if !(d.is_finite() && d > 0.0) => {
-                Err(format!("{field}.duration_s: must be > 0 (got {d})"))
-            }
-            (None, Some(0)) => Err(format!("{field}.steps: must be >= 1")),
+            (Some(d), None) if !(d.is_finite() && d > 0.0 && d <= MAX_TIMESERIES_S) => Err(
+                format!("{field}.duration_s: must lie in (0, {MAX_TIMESERIES_S}] (got {d})"),
+            ),
+            (None, Some(n)) if n == 0 || n > MAX_TIMESERIES_MIS => Err(format!(
+                "{field}.steps: must lie in [1, {MAX_TIMESERIES_MIS}] (got {n})"
+            )),
             _ => Ok(()),
         }
     }
@@ -567,6 +586,18 @@ pub(crate) mod tests {
         assert!(none.validate("t").unwrap_err().contains("t.duration_s"));
         let bad: TimeSeriesSpec =
             serde_saphyr::from_str("{scenario: a.yaml, duration_s: -1}").unwrap();
-        assert!(bad.validate("t").unwrap_err().contains("> 0"));
+        assert!(bad
+            .validate("t")
+            .unwrap_err()
+            .contains("must lie in (0, 3600]"));
+        let endless: TimeSeriesSpec =
+            serde_saphyr::from_str("{scenario: a.yaml, duration_s: 1e9}").unwrap();
+        assert!(endless.validate("t").unwrap_err().contains("t.duration_s"));
+        let many: TimeSeriesSpec =
+            serde_saphyr::from_str("{scenario: a.yaml, steps: 1000001}").unwrap();
+        assert!(many
+            .validate("t")
+            .unwrap_err()
+            .contains("t.steps: must lie in [1, 1000000]"));
     }
 }

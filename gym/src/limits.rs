@@ -5,8 +5,9 @@
 
 /// Lowest pacing rate the simulator accepts (packets/s): one packet every 1000 s.
 pub const MIN_SIM_RATE_PPS: f64 = 1e-3;
-/// Highest pacing rate the simulator accepts (packets/s): 12 Gbit/s of 1500-byte packets.
-pub const MAX_SIM_RATE_PPS: f64 = 1e6;
+/// Highest pacing rate the simulator accepts (packets/s): 12 Gbit/s of 1500-byte packets, the
+/// rate rule's own limit.
+pub const MAX_SIM_RATE_PPS: f64 = mocc_policy::rate::MAX_RATE_PPS;
 /// Smallest bottleneck bandwidth (packets/s): 12 kbit/s of 1500-byte packets. Slower links
 /// deliver nothing within an MI, so every per-MI statistic would be empty.
 pub const MIN_LINK_BANDWIDTH_PPS: f64 = 1.0;

@@ -143,10 +143,30 @@ pub struct FileError {
     pub source: std::io::Error,
 }
 
-/// The text of the file at `path`, or the error naming it.
+/// The largest input file (scenario, config, suite, trace, export description) read: far above
+/// any real one, and a bound on what a mistaken path (`/dev/zero`, a video) can take.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The text of the file at `path` (at most [`MAX_INPUT_BYTES`]), or the error naming it.
 pub fn read_text(path: &Path) -> Result<String, FileError> {
-    std::fs::read_to_string(path).map_err(|source| FileError {
+    use std::io::Read;
+    let at = |source| FileError {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let file = std::fs::File::open(path).map_err(at)?;
+    let mut text = String::new();
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(at)?;
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err(at(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "larger than {} MiB: not an input file of mocc",
+                MAX_INPUT_BYTES >> 20
+            ),
+        )));
+    }
+    Ok(text)
 }

@@ -17,10 +17,10 @@ use crate::normalize::Normalizer;
 use crate::rate::RateRule;
 use crate::sender_loop::LoopSpec;
 use crate::spec::{expected_tensors, parse_spec, validate_spec, LayerSpec, PolicySpec};
+use crate::staged_dir::{write_file_atomic, Replaceable};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::error::PolicyError;
@@ -35,6 +35,22 @@ pub const SPEC_FILE: &str = "policy.json";
 pub const WEIGHTS_FILE: &str = "policy.safetensors";
 /// Folder of a paired export's competitive policy, inside the export folder.
 pub const COMPETITIVE_DIR: &str = "competitive";
+/// Name of the optional TorchScript module in an export folder (`mocc export --torchscript`).
+pub const TORCHSCRIPT_FILE: &str = "policy.pt";
+
+/// What an export folder holds, so that writing an export replaces a previous export as a
+/// whole (no file of the old one stays beside the new) and never a folder of anything else.
+pub const EXPORT_FOLDER: Replaceable = Replaceable {
+    what: "an export",
+    owns: |name, is_dir| {
+        if is_dir {
+            name == COMPETITIVE_DIR
+        } else {
+            [SPEC_FILE, WEIGHTS_FILE, TORCHSCRIPT_FILE].contains(&name)
+        }
+    },
+    marker: SPEC_FILE,
+};
 
 /// A loaded, validated policy: the actor, its input pipeline and its rate rule.
 #[derive(Debug, Clone)]
@@ -95,7 +111,7 @@ impl Policy {
     /// refused unless `may_pair`.
     fn load_single(dir: &Path, may_pair: bool) -> Result<Self, PolicyError> {
         let spec_path = dir.join(SPEC_FILE);
-        let text = std::fs::read_to_string(&spec_path).map_err(io(&spec_path))?;
+        let text = crate::error::read_text(&spec_path)?;
         let spec = parse_spec(&spec_path, &text)?;
         if !may_pair && spec.action.mode_switch.is_some() {
             return Err(PolicyError::Invalid {
@@ -347,9 +363,9 @@ impl Policy {
         let inner_dir = dir.join(COMPETITIVE_DIR);
         std::fs::create_dir_all(&inner_dir).map_err(io(&inner_dir))?;
         for (file, bytes) in inner_files.iter().zip(&inner) {
-            write_atomic(&inner_dir.join(file), bytes)?;
+            write_file_atomic(&inner_dir.join(file), bytes)?;
         }
-        write_atomic(&dir.join(&paired.spec.weights.file), &weights[0])?;
+        write_file_atomic(&dir.join(&paired.spec.weights.file), &weights[0])?;
         write_spec(&dir.join(SPEC_FILE), &paired.spec)?;
         Self::load(dir)
     }
@@ -371,7 +387,7 @@ impl Policy {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let bytes = serialize_safetensors(tensors, &weights_path)?;
         spec.weights.sha256 = sha256_hex(&bytes);
-        write_atomic(&weights_path, &bytes)?;
+        write_file_atomic(&weights_path, &bytes)?;
         write_spec(&spec_path, &spec)?;
         Self::load(dir)?;
         Ok(spec)
@@ -384,7 +400,10 @@ fn write_spec(spec_path: &Path, spec: &PolicySpec) -> Result<(), PolicyError> {
         path: spec_path.to_path_buf(),
         message: e.to_string(),
     })?;
-    write_atomic(spec_path, format!("{json}\n").as_bytes())
+    Ok(write_file_atomic(
+        spec_path,
+        format!("{json}\n").as_bytes(),
+    )?)
 }
 
 /// The bytes of `files` in the folder `policy` was loaded from.
@@ -511,13 +530,4 @@ fn serialize_safetensors(tensors: &NamedTensors, path: &Path) -> Result<Vec<u8>,
         views.push((name.clone(), view));
     }
     safetensors::serialize(views, None).map_err(|e| weights_err(e.to_string()))
-}
-
-/// Writes `bytes` to a temporary file next to `path`, syncs it and renames it into place.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PolicyError> {
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-    f.write_all(bytes).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))
 }

@@ -17,6 +17,7 @@
 //! finished MI into the next pacing rate with the policy's mean action. A transport that would
 //! rather not cut MIs itself feeds packet events to an [`MiLedger`], which cuts them by the
 //! gym's rule and asks any [`RateDriver`] (a [`PolicyDriver`] for a learned policy) for rates.
+//! Exports and every other output folder are written whole or not at all ([`StagedDir`]).
 //!
 //! This crate never depends on libtorch.
 
@@ -40,12 +41,15 @@ pub mod rate;
 pub mod sender_loop;
 pub mod serde_float;
 pub mod spec;
+pub mod staged_dir;
 
 pub use baseline::{BaselineMode, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
 pub use controller::Controller;
 pub use error::{FileError, PolicyError, RateError};
-pub use export::{NamedTensors, Policy, PolicyWorkspace, SPEC_FILE, WEIGHTS_FILE};
+pub use export::{
+    NamedTensors, Policy, PolicyWorkspace, EXPORT_FOLDER, SPEC_FILE, TORCHSCRIPT_FILE, WEIGHTS_FILE,
+};
 pub use features::{Feature, FeatureError, FeatureSet};
 pub use history::{ObservationBuilder, ObservationConfig};
 pub use mi::{
@@ -67,3 +71,4 @@ pub use spec::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,
     WeightsSpec, POLICY_FORMAT_VERSION,
 };
+pub use staged_dir::{write_file_atomic, Replaceable, StagedDir};

@@ -7,6 +7,11 @@ use crate::mode::ModeSwitch;
 use crate::probe::ProbeRtt;
 use serde::{Deserialize, Serialize};
 
+/// The highest rate any rule may be configured to reach (packets/s): 12 Gbit/s of 1500-byte
+/// packets, the simulator's limit too. Beyond it a sender's packets would be spaced below the
+/// clock's resolution and simulated time would stand still.
+pub const MAX_RATE_PPS: f64 = 1e6;
+
 /// `d = delta_scale * a`; `rate *= 1 + d` when `d >= 0`, else `rate /= 1 - d`; then clamp.
 /// With [`BinomialIncrease`] an increase is `rate * d * (reference / rate)^k` instead.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -117,17 +122,20 @@ impl RateRule {
                 format!("must be > 0 (got {})", self.delta_scale),
             );
         }
-        if !(self.min_rate_pps.is_finite() && self.min_rate_pps > 0.0) {
+        if !(self.min_rate_pps > 0.0 && self.min_rate_pps <= MAX_RATE_PPS) {
             return invalid(
                 "min_rate_pps",
-                format!("must be > 0 (got {})", self.min_rate_pps),
+                format!(
+                    "must lie in (0, {MAX_RATE_PPS}] (got {})",
+                    self.min_rate_pps
+                ),
             );
         }
-        if !(self.max_rate_pps.is_finite() && self.max_rate_pps >= self.min_rate_pps) {
+        if !(self.max_rate_pps >= self.min_rate_pps && self.max_rate_pps <= MAX_RATE_PPS) {
             return invalid(
                 "max_rate_pps",
                 format!(
-                    "must be finite and >= min_rate_pps {} (got {})",
+                    "must lie in [min_rate_pps {}, {MAX_RATE_PPS}] (got {})",
                     self.min_rate_pps, self.max_rate_pps
                 ),
             );

@@ -404,25 +404,14 @@ fn write_results(out: &Path, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Re
         RunMetrics::COLUMNS
     );
     for r in rows {
-        let m = &r.metrics;
         csv.push_str(&format!(
-            "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.source,
-            r.flow,
-            r.policy,
-            r.network,
-            r.w_thr,
-            r.w_lat,
-            r.w_loss,
-            r.start_s,
-            m.utilization,
-            m.thr_pps,
-            m.mean_rtt_s,
-            m.rtt_ratio,
-            m.loss,
-            m.aurora_reward,
-            m.mocc_reward
+            "{},{},{},\"{}\",{},{},{},{}",
+            r.source, r.flow, r.policy, r.network, r.w_thr, r.w_lat, r.w_loss, r.start_s,
         ));
+        for v in r.metrics.values() {
+            csv.push_str(&format!(",{v}"));
+        }
+        csv.push('\n');
     }
     write_file(&out.join("results.csv"), csv.as_bytes())?;
     for (k, o) in outcomes.iter().enumerate() {

@@ -27,7 +27,7 @@ pub struct AdaptArgs {
     /// (positive, summing to 1).
     #[arg(long, value_parser = parse_objective, allow_hyphen_values = true)]
     objective: [f64; 3],
-    /// PPO iterations (updates) to run.
+    /// PPO iterations (updates) to run (at most 1,000,000).
     #[arg(long, default_value_t = 60)]
     iterations: u64,
     /// Requirement replay: also train on one objective of the pool in every update.
@@ -61,12 +61,13 @@ struct AdaptReport<'a> {
     pool_file: PathBuf,
 }
 
+/// The most PPO iterations one adaptation runs.
+const MAX_ITERATIONS: u64 = 1_000_000;
+
 /// Runs `mocc adapt`; the last stdout line is a JSON summary.
 pub fn run(args: AdaptArgs) -> anyhow::Result<()> {
     super::ranks::Ranks::join()?.alone("mocc adapt")?;
-    if args.iterations == 0 {
-        anyhow::bail!("--iterations: must be >= 1");
-    }
+    super::check_count("iterations", args.iterations, MAX_ITERATIONS)?;
     let pool = match &args.pool {
         Some(p) => Some(read_pool(p).map_err(anyhow::Error::msg).context("--pool")?),
         None => None,

@@ -33,16 +33,21 @@ struct NumericsArgs {
     repeats: u32,
 }
 
+/// The most env steps or decisions one benchmark runs (hours of work at today's speeds).
+const MAX_BENCH_STEPS: u64 = 1_000_000_000;
+/// The most timed repeats of a benchmark.
+const MAX_REPEATS: u64 = 1_000;
+
 /// Arguments of `mocc bench policy`.
 #[derive(Debug, Args)]
 struct PolicyArgs {
     /// Export folder (policy.json + policy.safetensors).
     #[arg(long)]
     policy: PathBuf,
-    /// Decisions per timed repeat.
+    /// Decisions per timed repeat (at most 1,000,000,000).
     #[arg(long, default_value_t = 200_000)]
     decisions: u64,
-    /// Timed repeats (the median is reported).
+    /// Timed repeats (the median is reported; at most 1,000).
     #[arg(long, default_value_t = 7)]
     repeats: u32,
     /// Seed of the episode whose MIs are replayed.
@@ -65,7 +70,7 @@ struct EnvArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Total env steps (rounded up to a multiple of --envs).
+    /// Total env steps (rounded up to a multiple of --envs; at most 1,000,000,000).
     #[arg(long, default_value_t = 20_000)]
     steps: u64,
     /// Constant action.
@@ -80,9 +85,7 @@ struct EnvArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.what {
         BenchTarget::Env(a) => {
-            if a.steps == 0 {
-                anyhow::bail!("--steps: must be >= 1 (got 0)");
-            }
+            super::check_count("steps", a.steps, MAX_BENCH_STEPS)?;
             if !a.action.is_finite() {
                 anyhow::bail!("--action: must be finite (got {})", a.action);
             }
@@ -98,6 +101,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             super::print_line(serde_json::to_string(&report)?)?;
         }
         BenchTarget::Policy(a) => {
+            super::check_count("decisions", a.decisions, MAX_BENCH_STEPS)?;
+            super::check_count("repeats", u64::from(a.repeats), MAX_REPEATS)?;
             let policy = mocc_policy::Policy::load(&a.policy)
                 .with_context(|| format!("cannot load policy {}", a.policy.display()))?;
             let checkpoint = match &a.compare_checkpoint {

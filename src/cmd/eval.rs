@@ -5,10 +5,11 @@ use clap::Args;
 use mocc_eval::evaluate;
 use mocc_eval::figures::{reward_cdf_figure, sweep_figure};
 use mocc_eval::flow_figures::{fairness_outputs, friendliness_outputs, timeseries_outputs};
-use mocc_eval::results::{summarize, write_csv};
+use mocc_eval::results::{summarize, write_csv, EVAL_OUTPUTS, RESULTS_CSV};
 use mocc_eval::suite::Suite;
+use mocc_policy::{write_file_atomic, StagedDir};
 use mocc_training::checkpoint_policy::load_policy;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `mocc eval`.
 #[derive(Debug, Args)]
@@ -21,12 +22,15 @@ pub struct EvalArgs {
     #[arg(long)]
     suite: PathBuf,
     /// Output folder for results.csv, reward-cdf.png and (for suites with `sweeps`)
-    /// sweeps.png (default: runs/eval).
+    /// sweeps.png (default: runs/eval): new, empty, or an earlier evaluation's, which is
+    /// replaced as a whole.
     #[arg(long, default_value = "runs/eval")]
     out: PathBuf,
 }
 
-/// Runs `mocc eval`; the last stdout line is the JSON of the metric means.
+/// Runs `mocc eval`; the last stdout line is the JSON of each policy's metric means. The
+/// outputs are written beside `--out` and replace a previous evaluation there only once all
+/// of them are complete.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let suite = Suite::load(&args.suite)?;
     let mut rows = Vec::new();
@@ -41,40 +45,54 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         rows.extend(evaluate(&policy, &suite)?);
         policies.push(policy);
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let csv = args.out.join("results.csv");
-    let file =
-        std::fs::File::create(&csv).with_context(|| format!("cannot create {}", csv.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    write_csv(&mut out, &rows)
-        .and_then(|()| std::io::Write::flush(&mut out))
-        .with_context(|| format!("cannot write {}", csv.display()))?;
-    eprintln!("results: {}", csv.display());
+    let staged = StagedDir::replacing(&args.out, EVAL_OUTPUTS)
+        .with_context(|| format!("cannot write the evaluation to {}", args.out.display()))?;
+    let dir = staged.path();
+    let mut written = vec![PathBuf::from(RESULTS_CSV)];
+    let csv = dir.join(RESULTS_CSV);
+    let mut text = Vec::new();
+    write_csv(&mut text, &rows)?;
+    write_file_atomic(&csv, &text)
+        .with_context(|| format!("cannot write {}", args.out.join(RESULTS_CSV).display()))?;
     if !rows.is_empty() {
-        let cdf = args.out.join("reward-cdf.png");
-        reward_cdf_figure(&cdf, &rows)?;
-        eprintln!("figure: {}", cdf.display());
+        reward_cdf_figure(&dir.join(REWARD_CDF), &rows)?;
+        written.push(REWARD_CDF.into());
     }
     if let Some(spec) = &suite.sweeps {
-        let png = args.out.join("sweeps.png");
-        sweep_figure(&png, spec, &rows, &objective_policies)?;
-        eprintln!("figure: {}", png.display());
+        sweep_figure(&dir.join(SWEEPS), spec, &rows, &objective_policies)?;
+        written.push(SWEEPS.into());
     }
     if let Some(spec) = &suite.fairness {
-        fairness_outputs(&args.out, spec, &policies)?;
-        eprintln!("figure: {}", args.out.join("fairness.png").display());
+        fairness_outputs(dir, spec, &policies)?;
+        written.push("fairness.png".into());
     }
     if let Some(spec) = &suite.friendliness {
-        for png in friendliness_outputs(&args.out, spec, &policies)? {
-            eprintln!("figure: {}", png.display());
-        }
+        written.extend(friendliness_outputs(dir, spec, &policies)?);
     }
-    let suite_dir = args.suite.parent().unwrap_or(std::path::Path::new("."));
+    let suite_dir = args.suite.parent().unwrap_or(Path::new("."));
     for spec in &suite.timeseries {
-        let png = timeseries_outputs(&args.out, suite_dir, spec, &policies)?;
-        eprintln!("figure: {}", png.display());
+        written.push(timeseries_outputs(dir, suite_dir, spec, &policies)?);
     }
-    super::print_line(serde_json::to_string(&summarize(&rows))?)?;
+    let staged_dir = dir.to_path_buf();
+    staged
+        .commit()
+        .with_context(|| format!("cannot put the evaluation in {}", args.out.display()))?;
+    for (k, file) in written.iter().enumerate() {
+        let name = file.strip_prefix(&staged_dir).unwrap_or(file);
+        let kind = if k == 0 { "results" } else { "figure" };
+        eprintln!("{kind}: {}", args.out.join(name).display());
+    }
+    super::print_line(serde_json::to_string(&EvalSummaries {
+        policies: summarize(&rows),
+    })?)?;
     Ok(())
+}
+
+const REWARD_CDF: &str = "reward-cdf.png";
+const SWEEPS: &str = "sweeps.png";
+
+/// The last stdout line of `mocc eval`: one summary per policy that was measured.
+#[derive(serde::Serialize)]
+struct EvalSummaries {
+    policies: Vec<mocc_eval::results::EvalSummary>,
 }

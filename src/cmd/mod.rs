@@ -25,6 +25,15 @@ pub fn load_scenario(path: &Path) -> anyhow::Result<Arc<Scenario>> {
     Ok(Arc::new(scenario))
 }
 
+/// Refuses a count flag outside `[1, max]`: every count a command takes has a stated maximum,
+/// so that no typo runs without bound.
+pub fn check_count(flag: &str, value: u64, max: u64) -> anyhow::Result<()> {
+    if value == 0 || value > max {
+        anyhow::bail!("--{flag}: must lie in [1, {max}] (got {value})");
+    }
+    Ok(())
+}
+
 /// Writes `line` and a newline to stdout and flushes, as an error (not a panic) when stdout is
 /// closed or full: a command's result line is checked like every file it writes.
 pub fn print_line(line: impl std::fmt::Display) -> anyhow::Result<()> {

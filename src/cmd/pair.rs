@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use mocc_policy::{ModeSwitch, Policy, RateError};
+use mocc_policy::{ModeSwitch, Policy, RateError, StagedDir};
 use std::path::PathBuf;
 
 /// Arguments of `mocc pair`.
@@ -12,8 +12,8 @@ pub struct PairArgs {
     cooperative: PathBuf,
     /// Export folder of the competitive policy (decides while a queue outlasts the probes).
     competitive: PathBuf,
-    /// Paired export folder (created): the cooperative export with `action.mode_switch`, and
-    /// the competitive one in `competitive/`.
+    /// Paired export folder (new or empty; it appears complete or not at all): the cooperative
+    /// export with `action.mode_switch`, and the competitive one in `competitive/`.
     #[arg(long)]
     out: PathBuf,
     /// An MI within this multiple of the connection's lowest latency sees no queue (> 1).
@@ -42,8 +42,14 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     };
     let cooperative = load(&args.cooperative, "cooperative")?;
     let competitive = load(&args.competitive, "competitive")?;
-    let paired = Policy::write_pair(&args.out, &cooperative, &competitive, switch)
-        .with_context(|| format!("cannot write the pair to {}", args.out.display()))?;
+    let write = || -> anyhow::Result<Policy> {
+        let staged = StagedDir::new(&args.out)?;
+        Policy::write_pair(staged.path(), &cooperative, &competitive, switch)?;
+        staged.commit()?;
+        Ok(Policy::load(&args.out)?)
+    };
+    let paired =
+        write().with_context(|| format!("cannot write the pair to {}", args.out.display()))?;
     eprintln!("pair: {}", args.out.display());
     super::print_line(serde_json::to_string(paired.spec())?)?;
     Ok(())

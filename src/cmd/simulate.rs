@@ -12,6 +12,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The most MIs `mocc simulate` records.
+const MAX_STEPS: u64 = 10_000_000;
+
 /// Arguments of `mocc simulate`.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("net").required(true).args(["scenario", "network"])))]
@@ -38,7 +41,7 @@ pub struct SimulateArgs {
     /// (default: the policy's training default).
     #[arg(long, requires = "policy", value_parser = mocc_policy::objective::parse)]
     objective: Option<[f64; 3]>,
-    /// Number of MIs to record (after the reset's warm-up MIs).
+    /// Number of MIs to record (after the reset's warm-up MIs), at most 10,000,000.
     #[arg(long, default_value_t = 400)]
     steps: usize,
     /// Random seed.
@@ -64,9 +67,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         }
         (None, None) => anyhow::bail!("one of --scenario or --network is required"),
     };
-    if args.steps == 0 {
-        anyhow::bail!("--steps: must be >= 1");
-    }
+    super::check_count("steps", args.steps as u64, MAX_STEPS)?;
     let policy = match &args.policy {
         Some(path) => Some(
             load_policy(path).with_context(|| format!("cannot load policy {}", path.display()))?,

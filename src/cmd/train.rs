@@ -14,15 +14,18 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// Arguments of `mocc train`.
 #[derive(Debug, Args)]
 pub struct TrainArgs {
-    /// Training config (YAML). Optional with --resume (the checkpoint holds its config).
+    /// Training config (YAML). Not with --resume (the checkpoint holds its config).
+    #[arg(conflicts_with = "resume")]
     config: Option<PathBuf>,
     /// Override a config value: --set ppo.learning_rate=1e-4 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
-    /// Run folder (default: runs/<config name>-s<seed>-<unix time>).
+    /// Run folder (default: runs/<config name>-s<seed>-<unix time>). With --resume: a new run
+    /// folder to continue the checkpoint in (it is copied there; its own run is untouched).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Continue from a checkpoint folder, or a run folder's newest checkpoint.
+    /// Continue from a checkpoint folder, or a run folder's newest checkpoint, in the run
+    /// folder that holds it (or in --out).
     #[arg(long)]
     resume: Option<PathBuf>,
     /// Start this new run from a trained checkpoint's (or run folder's newest) weights and
@@ -48,8 +51,11 @@ fn train_on(ranks: &Ranks, args: TrainArgs) -> anyhow::Result<()> {
                     "--set cannot change a resumed run (its config is in the checkpoint)"
                 );
             }
-            Trainer::resume_on(ckpt, world)
-                .with_context(|| format!("cannot resume {}", ckpt.display()))?
+            match &args.out {
+                Some(out) => Trainer::resume_into(ckpt, out, world),
+                None => Trainer::resume_on(ckpt, world),
+            }
+            .with_context(|| format!("cannot resume {}", ckpt.display()))?
         }
         (None, Some(path)) => {
             let loaded = LoadedConfig::load(path, &args.set)?;
@@ -84,6 +90,9 @@ pub fn run_with_progress(trainer: &mut Trainer) -> anyhow::Result<(TrainSummary,
         eprintln!("run folder: {}", trainer.run_dir().display());
     }
     let total = trainer.total_updates();
+    if reports && trainer.counters().updates >= total {
+        eprintln!("the run is complete ({total} of {total} updates): nothing left to train");
+    }
     let bar = progress_bar(total, trainer.counters().updates).filter(|_| reports);
     let mut last_line = Instant::now();
     let mut rewards = Vec::new();

@@ -30,8 +30,7 @@ pub struct AdaptSpec {
     pub seed: Option<u64>,
 }
 
-/// File in an adaptation's run folder holding the pool after it (objectives seen so far).
-pub const POOL_FILE: &str = "pool.json";
+pub use crate::run_folder::POOL_FILE;
 
 /// The objectives a checkpoint has seen: its landmarks (MOCC runs), its adaptation's pool and
 /// objective (adapted runs), else its scenario's objective.
@@ -51,7 +50,7 @@ pub fn seen_objectives(config: &TrainConfig) -> Result<Vec<Objective>, String> {
 
 /// Reads a pool file: a YAML or JSON list of objectives (a `pool.json` an adaptation wrote).
 pub fn read_pool(path: &Path) -> Result<Vec<Objective>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = mocc_policy::error::read_text(path).map_err(|e| e.to_string())?;
     let pool: Vec<Objective> =
         serde_saphyr::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     for (i, w) in pool.iter().enumerate() {

@@ -36,6 +36,23 @@ pub enum CheckpointError {
         /// The digests then and now, and what to do.
         message: String,
     },
+    /// A checkpoint that no run folder owns, or that belongs to another run than the folder it
+    /// lies in.
+    #[error("{path}: {message}")]
+    NotInRun {
+        /// The checkpoint (or run) folder.
+        path: PathBuf,
+        /// Why, and what to do instead.
+        message: String,
+    },
+    /// A checkpoint part could not be written (a full disk, say).
+    #[error("{path}: cannot write the checkpoint: {message}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// The file exists but is not a valid checkpoint part (truncated, corrupted, wrong format).
     #[error("{path}: not a valid checkpoint: {message}")]
     Corrupt {
@@ -215,6 +232,11 @@ impl CheckpointState {
     }
 }
 
+/// The folder name of the checkpoint after `updates` updates.
+fn checkpoint_name(updates: u64) -> String {
+    format!("ckpt-{updates:08}")
+}
+
 /// Saves a checkpoint as `dir/ckpt-<updates>`; returns its path.
 pub fn save(
     dir: &Path,
@@ -222,7 +244,7 @@ pub fn save(
     tensors: &[(String, Tensor)],
 ) -> Result<PathBuf, CheckpointError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let name = format!("ckpt-{:08}", state.counters.updates);
+    let name = checkpoint_name(state.counters.updates);
     let final_path = dir.join(&name);
     remove_stale_temporaries(dir);
     let tmp = dir.join(format!("{name}.tmp-{}", std::process::id()));
@@ -231,7 +253,7 @@ pub fn save(
     }
     std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
     let weights = tmp.join(WEIGHTS);
-    Tensor::write_safetensors(tensors, &weights).map_err(|e| CheckpointError::Corrupt {
+    Tensor::write_safetensors(tensors, &weights).map_err(|e| CheckpointError::Write {
         path: weights.clone(),
         message: e.to_string(),
     })?;
@@ -239,7 +261,7 @@ pub fn save(
     let mut state = state.clone();
     state.weights_sha256 = Some(sha256_hex(&std::fs::read(&weights).map_err(io(&weights))?));
     let state_path = tmp.join(STATE);
-    let json = serde_json::to_vec(&state).map_err(|e| CheckpointError::Corrupt {
+    let json = serde_json::to_vec(&state).map_err(|e| CheckpointError::Write {
         path: state_path.clone(),
         message: e.to_string(),
     })?;
@@ -296,7 +318,7 @@ pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
     if path.join(STATE).exists() {
         return Ok(path.to_path_buf());
     }
-    let ckpts = path.join("checkpoints");
+    let ckpts = path.join(CHECKPOINTS_DIR);
     if ckpts.is_dir() {
         if let Some(latest) = list(&ckpts)?.into_iter().max_by_key(|(u, _)| *u) {
             return Ok(latest.1);
@@ -311,12 +333,102 @@ pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
     }))
 }
 
-/// The run folder that holds checkpoint folder `ckpt` (`<run>/checkpoints/ckpt-N`).
-pub fn run_dir_of(ckpt: &Path) -> PathBuf {
-    ckpt.parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
+/// The folder of a run's checkpoints, inside its run folder.
+pub const CHECKPOINTS_DIR: &str = "checkpoints";
+
+/// The run folder that holds checkpoint folder `ckpt` (`<run>/checkpoints/ckpt-N`), which a
+/// resume writes into (metrics, further checkpoints, retention). A checkpoint anywhere else,
+/// or one whose config differs from that of the run's newest other checkpoint (a checkpoint
+/// copied into another run's folder), is refused: resuming it would prune and append to a run
+/// it does not belong to. [`adopt`] continues such a checkpoint in a run folder of its own.
+pub fn run_dir_of(ckpt: &Path) -> Result<PathBuf, CheckpointError> {
+    let foreign = |message: String| CheckpointError::NotInRun {
+        path: ckpt.to_path_buf(),
+        message,
+    };
+    let ckpts = ckpt
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == CHECKPOINTS_DIR))
+        .ok_or_else(|| {
+            foreign(format!(
+                "lies outside a run's {CHECKPOINTS_DIR}/ folder, so no run folder owns it; \
+                 continue it in a new run folder with --resume CHECKPOINT --out NEW_RUN"
+            ))
+        })?;
+    let run = match ckpts.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let own = read_identity(ckpt)?;
+    let siblings = list(ckpts)?;
+    let newest_other = siblings.iter().rev().find(|(_, p)| !same_folder(p, ckpt));
+    if let Some((_, other)) = newest_other {
+        if read_identity(other)? != own {
+            return Err(foreign(format!(
+                "was written by another config than the run's {} (a checkpoint copied into \
+                 {}?); continue it in a new run folder with --resume CHECKPOINT --out NEW_RUN",
+                other.display(),
+                run.display()
+            )));
+        }
+    }
+    Ok(run)
+}
+
+/// Whether two paths name the same folder.
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// What identifies the run a checkpoint belongs to: its resolved config (seed included).
+fn read_identity(ckpt: &Path) -> Result<serde_json::Value, CheckpointError> {
+    Ok(read_header(ckpt)?.config)
+}
+
+/// The parts of a checkpoint's state.json that say which run and how far.
+#[derive(Deserialize)]
+struct StateHeader {
+    config: serde_json::Value,
+    counters: Counters,
+}
+
+fn read_header(ckpt: &Path) -> Result<StateHeader, CheckpointError> {
+    let state_path = ckpt.join(STATE);
+    let bytes = std::fs::read(&state_path).map_err(io(&state_path))?;
+    serde_json::from_slice(&bytes).map_err(|e| CheckpointError::Corrupt {
+        path: state_path,
+        message: e.to_string(),
+    })
+}
+
+/// Copies checkpoint folder `ckpt` into `run`'s checkpoints (a new run folder, or one without
+/// checkpoints), so that the run continues there; returns the copy.
+pub fn adopt(ckpt: &Path, run: &Path) -> Result<PathBuf, CheckpointError> {
+    let dir = run.join(CHECKPOINTS_DIR);
+    if dir.is_dir() && !list(&dir)?.is_empty() {
+        return Err(CheckpointError::NotInRun {
+            path: run.to_path_buf(),
+            message: "already holds checkpoints of its own; continue a checkpoint in a new \
+                      run folder"
+                .into(),
+        });
+    }
+    let name = checkpoint_name(read_header(ckpt)?.counters.updates);
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let tmp = dir.join(format!("{name}.tmp-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
+    for file in [STATE, WEIGHTS] {
+        let to = tmp.join(file);
+        std::fs::copy(ckpt.join(file), &to).map_err(io(&ckpt.join(file)))?;
+        fsync_file(&to)?;
+    }
+    let copy = dir.join(&name);
+    std::fs::rename(&tmp, &copy).map_err(io(&copy))?;
+    fsync_dir(&dir)?;
+    Ok(copy)
 }
 
 /// Completed checkpoints in `dir` as (updates, path); temporary folders are ignored.
@@ -428,11 +540,6 @@ impl Checkpoint {
             config: self.state.config.clone(),
             path: self.state.config_path.clone(),
         }
-    }
-
-    /// The run folder that holds this checkpoint (`<run>/checkpoints/ckpt-N`).
-    pub fn run_dir(&self) -> PathBuf {
-        run_dir_of(&self.path)
     }
 
     /// The scenario the run trained on.

@@ -7,14 +7,13 @@ use mocc_agents::{to_vec, ActorCritic, Architecture, RunningMeanStd};
 use mocc_gym::ScenarioConfig;
 use mocc_policy::{
     MonitorIntervalSpec, NamedTensors, ObservationSpec, Policy, PolicyError, PolicySpec,
-    Provenance, WeightsSpec, POLICY_FORMAT_VERSION,
+    Provenance, StagedDir, WeightsSpec, EXPORT_FOLDER, POLICY_FORMAT_VERSION,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tch::{Kind, Tensor};
 
-/// File name of the optional TorchScript module.
-pub const TORCHSCRIPT_FILE: &str = "policy.pt";
+pub use mocc_policy::TORCHSCRIPT_FILE;
 
 /// Errors of exporting.
 #[derive(Debug, thiserror::Error)]
@@ -94,7 +93,9 @@ pub fn actor_tensors(
     Ok(out)
 }
 
-/// Exports a checkpoint folder (or a run folder's newest checkpoint) to `out`.
+/// Exports a checkpoint folder (or a run folder's newest checkpoint) to `out`: a new or empty
+/// folder, or a previous export, which the new one replaces as a whole. The export is written
+/// beside `out` and moved into place complete, so a failure or a kill leaves `out` as it was.
 pub fn export_checkpoint(
     checkpoint_path: &Path,
     out: &Path,
@@ -135,15 +136,42 @@ pub fn export_checkpoint(
         scenario.config(),
         provenance,
     );
-    let spec = Policy::write(out, spec, &weights)?;
+    let staged = StagedDir::replacing(out, EXPORT_FOLDER).map_err(PolicyError::from)?;
+    let spec = Policy::write(staged.path(), spec, &weights)?;
     if options.torchscript {
         let frozen = ckpt
             .frozen_model(scenario.obs_len(), tch::Device::Cpu)
             .map_err(mismatch)?;
-        write_torchscript(&frozen.model, &state.obs_norm, &out.join(TORCHSCRIPT_FILE))
-            .map_err(mismatch)?;
+        let path = staged.path().join(TORCHSCRIPT_FILE);
+        ensure_room_for_torchscript(&path, &weights)?;
+        write_torchscript(&frozen.model, &state.obs_norm, &path).map_err(mismatch)?;
     }
+    staged.commit().map_err(PolicyError::from)?;
     Ok(spec)
+}
+
+/// Refuses to trace a TorchScript module where it would not fit: libtorch aborts the process
+/// on a failed write instead of reporting it. The module holds the actor's weights and its
+/// code; twice the weights and 16 MiB is a generous bound.
+fn ensure_room_for_torchscript(path: &Path, weights: &NamedTensors) -> Result<(), ExportError> {
+    let weight_bytes: u64 = weights.values().map(|(_, v)| 4 * v.len() as u64).sum();
+    let needed = 2 * weight_bytes + 16 * 1024 * 1024;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    match mocc_policy::staged_dir::free_bytes(dir) {
+        Some(free) if free < needed => Err(ExportError::Policy(PolicyError::Io(
+            mocc_policy::FileError {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    format!(
+                        "{free} bytes free, the TorchScript module needs up to {needed}; the \
+                         export was not written"
+                    ),
+                ),
+            },
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Traces the actor with its frozen normalization into a TorchScript module at `path`:

@@ -3,7 +3,7 @@
 //! - Training: [`config`] (the YAML), [`trainer`] (the PPO loop), [`plan`] (which objective each
 //!   env trains on: fixed, MOCC's [`landmarks`] and [`schedule`], or [`adapt`]ation with
 //!   requirement replay, started by [`adaptation`] and measured by [`adaptation_metrics`]),
-//!   [`episodes`], [`run_state`], [`run_lock`] and [`checkpoint`] (saving, resuming),
+//!   [`episodes`], [`run_state`], [`run_lock`], [`run_folder`] and [`checkpoint`] (saving, resuming),
 //!   [`run_log`] and [`recorder`] (TensorBoard, CSV), [`plot`] (a run's learning curve).
 //! - Evaluation of what was trained: [`checkpoint_policy`] makes checkpoints mocc-eval policies;
 //!   [`experiment`]s (train, evaluate, adapt) with their [`experiment_outputs`], omega
@@ -31,6 +31,7 @@ pub mod mpi_world;
 pub mod plan;
 pub mod plot;
 pub mod recorder;
+pub mod run_folder;
 pub mod run_lock;
 pub mod run_log;
 pub mod run_state;

@@ -10,6 +10,7 @@ use crate::checkpoint::{self, CheckpointError, Counters, InputDigest};
 use crate::config::{ConfigError, LoadedConfig, TrainConfig};
 use crate::episodes::Episodes;
 use crate::plan::{group_means, plan_for, EnvReward, ObjectivePlan};
+use crate::run_folder;
 use crate::run_lock::{RunLock, RunLockError};
 use crate::run_log::{update_scalars, RunLog};
 use crate::schedule::MoccSchedule;
@@ -150,6 +151,44 @@ pub(crate) fn lock_on_rank_zero(
     }
 }
 
+/// Readies `run_dir` (locked) for a fresh run: it must be new or empty, or a run folder that
+/// never saved a checkpoint (an attempt killed early), whose logs are then started afresh so
+/// that no update is logged twice. A folder with checkpoints is continued with `--resume`;
+/// one holding anything a run does not write (an export, say) is refused.
+fn start_afresh(run_dir: &Path) -> Result<(), TrainError> {
+    let refuse =
+        |message: String| TrainError::Incompatible(format!("{}: {message}", run_dir.display()));
+    let ckpts = run_dir.join(checkpoint::CHECKPOINTS_DIR);
+    if ckpts.is_dir() && checkpoint::list(&ckpts).is_ok_and(|l| !l.is_empty()) {
+        return Err(refuse(
+            "this run folder already holds checkpoints; continue it with --resume or choose \
+             another --out"
+                .into(),
+        ));
+    }
+    let io = |source| TrainError::Io {
+        path: run_dir.to_path_buf(),
+        source,
+    };
+    let mut logs = Vec::new();
+    for entry in std::fs::read_dir(run_dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if run_folder::is_log(&name) {
+            logs.push(entry.path());
+        } else if !run_folder::is_run_entry(&name) {
+            return Err(refuse(format!(
+                "holds {name:?}, which a run does not write; a run starts in a new or empty \
+                 folder (or one of its own earlier attempts): choose another --out"
+            )));
+        }
+    }
+    for log in logs {
+        std::fs::remove_file(&log).map_err(|source| TrainError::Io { path: log, source })?;
+    }
+    Ok(())
+}
+
 /// Copies rows `rows` of a `[_, width]` matrix into `out`, in order.
 fn gather_rows(matrix: &[f32], width: usize, rows: &[usize], out: &mut Vec<f32>) {
     out.clear();
@@ -198,13 +237,8 @@ impl Trainer {
         let resolved = loaded.resolved()?;
         let inputs = InputDigest::of_inputs(&resolved)?;
         let lock = lock_on_rank_zero(run_dir, &*world)?;
-        let ckpts = run_dir.join("checkpoints");
-        if ckpts.is_dir() && checkpoint::list(&ckpts).is_ok_and(|l| !l.is_empty()) {
-            return Err(TrainError::Incompatible(format!(
-                "{}: this run folder already holds checkpoints; continue it with --resume or \
-                 choose another --out",
-                run_dir.display()
-            )));
+        if world.rank() == 0 {
+            start_afresh(run_dir)?;
         }
         let mut t = Self::build(&resolved, run_dir, lock, None, world)?;
         t.inputs = inputs;

@@ -18,12 +18,42 @@ impl Trainer {
         Self::resume_on(checkpoint, Arc::new(SingleProcess))
     }
 
-    /// [`Self::resume`] on the ranks of `world`, as many as wrote the checkpoint.
+    /// [`Self::resume`] on the ranks of `world`, as many as wrote the checkpoint. The
+    /// checkpoint must lie in its own run's `checkpoints/` folder
+    /// ([`checkpoint::run_dir_of`]).
     pub fn resume_on(checkpoint: &Path, world: World) -> Result<Self, TrainError> {
         let resolved = checkpoint::resolve(checkpoint)?;
-        let run_dir = checkpoint::run_dir_of(&resolved);
+        let run_dir = checkpoint::run_dir_of(&resolved)?;
         let lock = lock_on_rank_zero(&run_dir, &*world)?;
-        let ckpt = Checkpoint::open(&resolved)?;
+        Self::resume_locked(&resolved, &run_dir, lock, world)
+    }
+
+    /// Continues the run saved in `checkpoint` in the run folder `run_dir` (new, or without
+    /// checkpoints), into which the checkpoint is copied first: for a checkpoint that lies
+    /// outside its run folder, or to branch a run without touching it.
+    pub fn resume_into(
+        checkpoint: &Path,
+        run_dir: &Path,
+        world: World,
+    ) -> Result<Self, TrainError> {
+        let resolved = checkpoint::resolve(checkpoint)?;
+        let lock = lock_on_rank_zero(run_dir, &*world)?;
+        let copy = if world.rank() == 0 {
+            checkpoint::adopt(&resolved, run_dir)?
+        } else {
+            resolved
+        };
+        Self::resume_locked(&copy, run_dir, lock, world)
+    }
+
+    /// Resumes checkpoint folder `resolved` into `run_dir`, whose lock rank 0 holds.
+    fn resume_locked(
+        resolved: &Path,
+        run_dir: &Path,
+        lock: Option<super::RunLock>,
+        world: World,
+    ) -> Result<Self, TrainError> {
+        let ckpt = Checkpoint::open(resolved)?;
         let loaded = ckpt.loaded_config();
         loaded.validate()?;
         InputDigest::check_unchanged(&ckpt.state.inputs)?;
@@ -44,7 +74,7 @@ impl Trainer {
         } else {
             0
         };
-        let mut t = Self::build(&loaded, &run_dir, lock, state.schedule.clone(), world)?;
+        let mut t = Self::build(&loaded, run_dir, lock, state.schedule.clone(), world)?;
         if dropped > 0 {
             t.log.warn(format!(
                 "{METRICS_CSV}: dropped {dropped} rows logged after the checkpoint at {} env \
@@ -132,7 +162,7 @@ impl Trainer {
             weights_sha256: None,
             inputs: self.inputs.clone(),
         };
-        let dir = self.run_dir.join("checkpoints");
+        let dir = self.run_dir.join(checkpoint::CHECKPOINTS_DIR);
         let path = checkpoint::save(&dir, &state, &self.learner.tensors())?;
         self.last_checkpoint = Some(path.clone());
         self.saved_updates = Some(self.counters.updates);
