@@ -18,7 +18,8 @@ enum Command {
     Train(cmd::train::TrainArgs),
     /// Adapt a pretrained model to a new objective, with requirement replay.
     Adapt(cmd::adapt::AdaptArgs),
-    /// Run one sender at a fixed rate (or a constant action) and print per-MI statistics.
+    /// Run one sender (a fixed rate, a constant action or a policy); per-MI statistics go to
+    /// --out, a JSON summary of the run to stdout.
     Simulate(cmd::simulate::SimulateArgs),
     /// Train one MOCC model per omega and compare quality against training time.
     Sweep(cmd::sweep::SweepArgs),

@@ -153,7 +153,13 @@ fn simulate_over_capacity_loses_the_excess() {
     // Delivery is capped at the link's 100 pkt/s; Aurora's metric subtracts one packet per
     // MI, so the reported mean is 100 - mean(1/duration) (MIs last ~0.055 s here).
     let thr = j["thr_pps"].as_f64().unwrap();
-    let per_mi_packet = 1.0 / j["duration_s"].as_f64().unwrap();
+    let per_mi_packet = 1.0 / j["mean_mi_s"].as_f64().unwrap();
+    let mis = j["mis"].as_f64().unwrap();
+    let run_s = j["duration_s"].as_f64().unwrap();
+    assert!(
+        (run_s / mis - 1.0 / per_mi_packet).abs() < 1e-9,
+        "the run's seconds: {j}"
+    );
     assert!((thr + per_mi_packet - 100.0).abs() < 5.0, "{j}");
     assert!((j["loss"].as_f64().unwrap() - 0.5).abs() < 0.05, "{j}");
 }
@@ -499,6 +505,60 @@ fn mocc_sweep_writes_csv_and_figure() {
     assert!(std::fs::read(out.join("sweep.png"))
         .unwrap()
         .starts_with(b"\x89PNG"));
+    // Interrupted during omega 6 (after its first checkpoint): a rerun is refused, --resume
+    // keeps omega 3, finishes omega 6 and gives the same rewards.
+    let six = out.join("omega-6");
+    std::fs::remove_file(six.join("sweep-run.json")).unwrap();
+    let mut ckpts: Vec<_> = std::fs::read_dir(six.join("checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    ckpts.sort();
+    std::fs::remove_dir_all(ckpts.last().unwrap()).unwrap();
+    let sweep = |extra: &[&str]| {
+        let mut a = vec![
+            "sweep",
+            "configs/tiny-mocc.yaml",
+            "--omega",
+            "3,6",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "budget.env_steps=384",
+        ];
+        a.extend_from_slice(extra);
+        mocc(&a)
+    };
+    assert_fails_naming(&sweep(&[]), "continue it with --resume");
+    let again = sweep(&["--resume"]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let resumed: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&again.stdout)
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    for (a, b) in rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(resumed.as_array().unwrap())
+    {
+        for key in ["omega", "env_steps", "mean", "p10", "p50", "p90"] {
+            assert_eq!(a[key], b[key], "{key}: {a} against {b}");
+        }
+    }
+    assert_fails_naming(
+        &sweep(&["--seeds", "1,1", "--resume"]),
+        "--seeds 1: given twice",
+    );
     let bad = mocc(&[
         "sweep",
         "configs/tiny-mocc.yaml",
@@ -726,6 +786,56 @@ fn adapt_and_the_adaptation_experiment_end_to_end() {
     }
     let forgetting = std::fs::read_to_string(exp.join("forgetting.csv")).unwrap();
     assert_eq!(forgetting.lines().count(), 1 + 3 * 3, "{forgetting}");
+    // Interrupted in its last sub-run: a rerun is refused, --resume trains only that one and
+    // ends at the same forgetting curves (training is deterministic).
+    let last = exp.join("forget-single");
+    std::fs::remove_file(last.join("result.json")).unwrap();
+    let finished = std::fs::read(exp.join("scratch-0/result.json")).unwrap();
+    let args = |extra: &[&'static str]| {
+        let mut a: Vec<String> = [
+            "experiment",
+            "adaptation",
+            "--from",
+            run.to_str().unwrap(),
+            "--k",
+            "2",
+            "--iterations",
+            "2",
+            "--scratch-iterations",
+            "3",
+            "--forgetting-iterations",
+            "2",
+            "--snapshot-every",
+            "1",
+            "--out",
+            exp.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let refused = mocc(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_fails_naming(&refused, "continue it with --resume");
+    let resumed = stdout_json(&mocc(
+        &args(&["--resume"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    ));
+    assert_eq!(
+        std::fs::read(exp.join("scratch-0/result.json")).unwrap(),
+        finished
+    );
+    assert!(last.join("result.json").is_file());
+    for key in [
+        "forgetting_with_replay",
+        "forgetting_without_replay",
+        "forgetting_single_objective",
+    ] {
+        assert_eq!(resumed[key], r[key], "{key}");
+    }
     for p in [&run, &adapted, &exp] {
         let _ = std::fs::remove_dir_all(p);
     }
@@ -1287,7 +1397,11 @@ fn eval_fails_when_results_cannot_be_written_and_never_writes_through_a_link() {
     // results are a file of their own, not written through the link.
     std::os::unix::fs::symlink("/dev/full", out.join("results.csv")).unwrap();
     let run = eval(&["cubic"], &suite, &out);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let meta = std::fs::symlink_metadata(out.join("results.csv")).unwrap();
     assert!(meta.is_file(), "results.csv is still a link");
     let _ = std::fs::remove_dir_all(out);

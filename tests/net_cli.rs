@@ -375,3 +375,49 @@ fn ctrl_c_removes_the_namespaces_of_a_run() {
     assert!(!listed(), "namespaces left after Ctrl-C");
     let _ = std::fs::remove_dir_all(&out_dir);
 }
+
+#[test]
+fn a_run_that_ends_inside_an_outage_still_ends() {
+    let _serial = serial();
+    if !net_common::network_ready(&[]) {
+        return;
+    }
+    let dir = fresh_dir("outage-end");
+    let scenario = dir.join("outage.yaml");
+    std::fs::write(
+        &scenario,
+        "link:\n  bandwidth_pps: 400\n  delay_s: 0.025\n  queue_pkts: 20\n  loss: 0\n  \
+         outages:\n    - {start_s: 2.85, duration_s: 0.15, period_s: 3}\n",
+    )
+    .unwrap();
+    for flow in ["cubic", "const:300"] {
+        let out_dir = dir.join(flow.replace(':', "-"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+            .args(["net", "run", "--scenario", scenario.to_str().unwrap()])
+            .args(["--flow", flow, "--duration", "2.9"])
+            .args(["--out", out_dir.to_str().unwrap()])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The run's 2.9 s, the drain grace (10 s) and the path's setup and teardown.
+        let limit = std::time::Duration::from_secs(40);
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > limit {
+                let _ = child.kill();
+                panic!("{flow}: a run ending inside an outage did not end in {limit:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{flow}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out_dir.join("results.csv").is_file());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -121,7 +121,7 @@ fn the_largest_allowed_values_finish() {
     );
     let json: serde_json::Value =
         serde_json::from_str(succeeds(&out).lines().last().unwrap()).unwrap();
-    assert!(json["duration_s"].as_f64().unwrap() <= 1.0 + 1e-9, "{json}");
+    assert!(json["mean_mi_s"].as_f64().unwrap() <= 1.0 + 1e-9, "{json}");
 }
 
 #[test]
@@ -624,4 +624,136 @@ fn every_duration_count_and_input_has_a_stated_maximum() {
     ] {
         fails_naming(&mocc(&args), flag);
     }
+}
+
+#[test]
+fn a_signal_ends_training_with_a_checkpoint_of_the_last_update() {
+    for (signal, status) in [("INT", 130), ("TERM", 143)] {
+        let run = temp(&format!("signal-{signal}"));
+        // No checkpoint on the cadence before the end of a budget it will not reach.
+        let child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+            .args(["train", "configs/tiny.yaml", "--out", s(&run)])
+            .args(["--set", "budget.env_steps=100000000"])
+            .args(["--set", "checkpoint.every_updates=100000"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let logged = || {
+            std::fs::read_to_string(run.join("metrics.csv"))
+                .is_ok_and(|t| t.lines().count() > 1 && t.ends_with('\n'))
+        };
+        while !logged() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no update logged in 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let pid = child.id().to_string();
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status();
+        assert!(sent.unwrap().success());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(status), "{err}");
+        assert!(err.contains("interrupted: saved"), "{err}");
+        let ckpts: Vec<String> = std::fs::read_dir(run.join("checkpoints"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(ckpts.len(), 1, "{ckpts:?}");
+        // The checkpoint is the last update's: every logged row is at or before its steps.
+        let state: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(run.join("checkpoints").join(&ckpts[0]).join("state.json")).unwrap(),
+        )
+        .unwrap();
+        let steps = state["counters"]["env_steps"].as_u64().unwrap();
+        let last = metric_rows(&run).iter().map(|(s, _)| *s).max().unwrap();
+        assert_eq!(last, steps, "rows logged after the checkpoint");
+        let _ = std::fs::remove_dir_all(&run);
+    }
+}
+
+#[test]
+fn messages_blame_the_right_file_and_cause() {
+    // A value given on the command line is named by its flag, not by the run's config file.
+    let pretrained = temp("adapt-from");
+    succeeds(&mocc(&[
+        "train",
+        "configs/tiny-mocc.yaml",
+        "--out",
+        s(&pretrained),
+    ]));
+    let out = mocc(&[
+        "adapt",
+        "--from",
+        s(&pretrained),
+        "--objective",
+        "0.5,0.3,0.2",
+        "--replay-fraction",
+        "nan",
+        "--out",
+        s(&temp("adapt-nan")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("--replay-fraction"), "{err}");
+    assert!(!err.contains("configs/"), "blames a config file: {err}");
+    let _ = std::fs::remove_dir_all(&pretrained);
+    // A run folder where a file is says so, not "mocc.lock: File exists".
+    let file = temp_file("run-is-a-file", "x");
+    let out = mocc(&["train", "configs/tiny.yaml", "--out", s(&file)]);
+    fails_naming(&out, "exists and is not a folder");
+    let _ = std::fs::remove_file(&file);
+    // A figure that cannot be written names the file and the cause in words.
+    let suite = temp_file(
+        "write-fail-suite.yaml",
+        "fairness:\n  network: {bw_pps: 100, delay_s: 0.05, queue_pkts: 10}\n  flows: [2]\n  \
+         stagger_s: 1\n  duration_s: 4\nseeds: [0]\n",
+    );
+    let out = mocc(&[
+        "eval",
+        "--policy",
+        "cubic",
+        "--suite",
+        s(&suite),
+        "--out",
+        "/proc/mocc-eval",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("drawing") && !err.contains("Os {"), "{err}");
+    let _ = std::fs::remove_file(&suite);
+}
+
+#[test]
+fn simulate_reports_the_run_and_the_reward_the_objective_asks_for() {
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["simulate", "--network", NET, "--steps", "40"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(succeeds(&mocc(&args)).lines().last().unwrap()).unwrap()
+    };
+    let fixed = run(&["--rate", "50"]);
+    assert_eq!(fixed["reward_kind"], "aurora", "{fixed}");
+    let (mis, run_s, mean_mi) = (
+        fixed["mis"].as_f64().unwrap(),
+        fixed["duration_s"].as_f64().unwrap(),
+        fixed["mean_mi_s"].as_f64().unwrap(),
+    );
+    assert!(
+        (run_s - mis * mean_mi).abs() < 1e-9 && run_s > 1.0,
+        "{fixed}"
+    );
+    let policy = ["--policy", "checkpoints/mocc-omega36"];
+    let with_objective = run(&[policy[0], policy[1], "--objective", "0.6,0.3,0.1"]);
+    assert_eq!(with_objective["reward_kind"], "mocc", "{with_objective}");
+    let r = with_objective["reward"].as_f64().unwrap();
+    assert!(
+        (0.0..=1.0).contains(&r),
+        "a MOCC reward lies in [0, 1]: {with_objective}"
+    );
 }

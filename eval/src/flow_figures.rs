@@ -15,7 +15,10 @@ use mocc_plot::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
 use std::path::{Path, PathBuf};
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PlotError + '_ {
-    move |e| PlotError::Draw(format!("{}: {e}", path.display()))
+    move |source| PlotError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Jain's index per second of each (policy, panel: flow count and network), for the fairness

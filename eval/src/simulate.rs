@@ -1,6 +1,7 @@
 //! `mocc simulate`: one sender at a fixed rate (or a constant action) for N MIs.
 
 use crate::actor::LoadedPolicy;
+use mocc_gym::reward::RewardKind;
 use mocc_gym::{Action, Env, Scenario, ScenarioConfig, ScenarioError, StepInfo};
 use mocc_policy::{Mode, MonitorInterval};
 use serde::Serialize;
@@ -61,13 +62,16 @@ pub struct MiRow {
     pub raw: mocc_policy::MonitorInterval,
 }
 
-/// Unweighted means over MIs of the per-MI columns.
+/// The run: its MIs and simulated seconds, and unweighted means over MIs of the per-MI
+/// columns.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SimulationReport {
     /// Number of MIs.
     pub mis: usize,
-    /// Mean MI length (s).
+    /// Simulated seconds the MIs cover (their lengths summed).
     pub duration_s: f64,
+    /// Mean MI length (s).
+    pub mean_mi_s: f64,
     /// Mean sending rate (packets/s).
     pub send_pps: f64,
     /// Mean throughput (packets/s).
@@ -76,8 +80,11 @@ pub struct SimulationReport {
     pub mean_rtt_s: f64,
     /// Mean loss ratio.
     pub loss: f64,
-    /// Mean reward.
+    /// Mean reward per MI, of the kind `reward_kind` names.
     pub reward: f64,
+    /// The reward `reward` is: the scenario's (`aurora`), or MOCC's under the run's objective
+    /// (`mocc`).
+    pub reward_kind: RewardKind,
 }
 
 /// Why a simulation stopped early.
@@ -244,8 +251,11 @@ fn run(
     let k = scenario.config().observation.features.len();
     // One long connection: no learned sender leaves at the episode's MI limit.
     let scenario = Arc::new(scenario.with_episode_mis(u32::MAX));
+    let mut sums = ReportSums {
+        reward_kind: scenario.config().reward,
+        ..ReportSums::default()
+    };
     let mut env = Env::new(scenario, seed, 0);
-    let mut sums = ReportSums::default();
     let mut last_end_s = None;
     while !horizon.reached(sums.mis, last_end_s) {
         env.step_driving(&mut decide);
@@ -336,6 +346,7 @@ struct ReportSums {
     mean_rtt_s: f64,
     loss: f64,
     reward: f64,
+    reward_kind: RewardKind,
 }
 
 impl ReportSums {
@@ -354,12 +365,14 @@ impl ReportSums {
         let n = self.mis.max(1) as f64;
         SimulationReport {
             mis: self.mis,
-            duration_s: self.duration_s / n,
+            duration_s: self.duration_s,
+            mean_mi_s: self.duration_s / n,
             send_pps: self.send_pps / n,
             thr_pps: self.thr_pps / n,
             mean_rtt_s: self.mean_rtt_s / n,
             loss: self.loss / n,
             reward: self.reward / n,
+            reward_kind: self.reward_kind,
         }
     }
 }

@@ -32,6 +32,15 @@ pub enum PlotError {
     /// Drawing or encoding failed.
     #[error("drawing {0}")]
     Draw(String),
+    /// A figure or its data could not be written.
+    #[error("{path}: {source}")]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A labelled line of a panel.
@@ -307,12 +316,37 @@ pub fn draw_figure(out: &Path, fig: &Figure) -> Result<(), PlotError> {
     register_font();
     let d = |e: String| PlotError::Draw(format!("{}: {e}", out.display()));
     if let Some(dir) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| d(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
     let (width, height, title_h, legend_h) = figure_size(fig);
-    let root = BitMapBackend::new(out, (width, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| d(e.to_string()))?;
+    let mut pixels = vec![0u8; width as usize * height as usize * 3];
+    draw_into(&mut pixels, (width, height, title_h, legend_h), fig).map_err(d)?;
+    let png = encode_png(pixels, width, height).map_err(d)?;
+    std::fs::write(out, png).map_err(|source| PlotError::Write {
+        path: out.to_path_buf(),
+        source,
+    })
+}
+
+/// Encodes RGB pixels as PNG.
+fn encode_png(pixels: Vec<u8>, width: u32, height: u32) -> Result<Vec<u8>, String> {
+    let image = image::RgbImage::from_raw(width, height, pixels)
+        .ok_or_else(|| "the pixel buffer does not fit the figure's size".to_string())?;
+    let mut png = std::io::Cursor::new(Vec::new());
+    image
+        .write_to(&mut png, image::ImageOutputFormat::Png)
+        .map_err(|e| e.to_string())?;
+    Ok(png.into_inner())
+}
+
+/// Draws the figure into an RGB buffer of `size` (width, height, title and legend heights).
+fn draw_into(pixels: &mut [u8], size: (u32, u32, u32, u32), fig: &Figure) -> Result<(), String> {
+    let (width, height, title_h, legend_h) = size;
+    let root = BitMapBackend::with_buffer(pixels, (width, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (title_area, rest) = root.split_vertically(title_h);
     if let Some(title) = &fig.title {
         let font = ("sans-serif", TITLE_FONT).into_font().color(&BLACK);
@@ -323,17 +357,17 @@ pub fn draw_figure(out: &Path, fig: &Figure) -> Result<(), PlotError> {
                 (width.saturating_sub(w) as i32 / 2, 10),
                 font,
             ))
-            .map_err(|e| d(e.to_string()))?;
+            .map_err(|e| e.to_string())?;
     }
     let (legend_area, grid) = rest.split_vertically(legend_h);
-    draw_legend(&legend_area, &fig.legend).map_err(d)?;
+    draw_legend(&legend_area, &fig.legend)?;
     let columns = fig.columns.max(1);
     let rows = fig.panels.len().div_ceil(columns).max(1);
     let areas = grid.split_evenly((rows, columns));
     for (area, panel) in areas.iter().zip(&fig.panels) {
-        draw_panel(area, panel).map_err(d)?;
+        draw_panel(area, panel)?;
     }
-    root.present().map_err(|e| d(e.to_string()))?;
+    root.present().map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -369,5 +403,42 @@ mod tests {
             assert!(w <= 900);
         }
         assert_eq!(rows.iter().flatten().count(), 9);
+    }
+
+    fn one_line_figure() -> Figure {
+        let line = Line {
+            label: "a".into(),
+            points: vec![(0.0, 1.0), (1.0, 2.0)],
+            style: LineStyle::solid(BLACK),
+        };
+        Figure {
+            title: Some("t".into()),
+            legend: legend_of([&line]),
+            panels: vec![Panel::new(
+                "p",
+                crate::axes::Axis::linear("x (s)"),
+                crate::axes::Axis::linear("y"),
+                vec![line],
+            )],
+            columns: 1,
+            panel_size: (300, 200),
+        }
+    }
+
+    #[test]
+    fn a_figure_is_a_png_and_a_failed_write_names_the_file_in_words() {
+        let dir = std::env::temp_dir().join(format!("mocc-chart-{}", std::process::id()));
+        let png = dir.join("f.png");
+        draw_figure(&png, &one_line_figure()).unwrap();
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG\r\n"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let full = std::path::Path::new("/dev/full/f.png");
+        let err = draw_figure(full, &one_line_figure()).unwrap_err();
+        assert!(matches!(err, PlotError::Write { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("/dev/full") && !text.contains("Os {"),
+            "{text}"
+        );
     }
 }

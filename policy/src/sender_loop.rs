@@ -127,13 +127,14 @@ impl SenderLoop {
         }
     }
 
-    /// Starts a connection at `start_rate_pps` (not a positive number: the rule's minimum)
+    /// Starts a connection at `start_rate_pps`, within the rule's limits (not a positive
+    /// number: the rule's minimum; a transport that takes rates from users refuses those first)
     /// whose one-way delay is estimated at `one_way_delay_s` (not a positive number: unknown,
     /// 0). Returns whether the agent decides now, before the first MI (no warm-up).
     #[must_use]
     pub fn start(&mut self, start_rate_pps: f64, one_way_delay_s: f64) -> bool {
-        self.rate_pps = if start_rate_pps.is_finite() && start_rate_pps > 0.0 {
-            start_rate_pps
+        self.rate_pps = if start_rate_pps > 0.0 {
+            self.rule.clamp(start_rate_pps)
         } else {
             self.rule.min_rate_pps
         };

@@ -43,6 +43,15 @@ pub enum CompareError {
     /// The figure could not be drawn.
     #[error(transparent)]
     Plot(#[from] PlotError),
+    /// A row could not be written.
+    #[error("{path}: {source}")]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// One network and objective of one policy on both sides.
@@ -71,12 +80,14 @@ pub struct CompareRow {
 /// `runs.duration_s` on a path built for each network, and the same experiment in the simulator
 /// once per suite seed (the flow alone on the link, started at half the bottleneck's rate, for
 /// the same number of seconds, utilization over the whole run). `progress` hears of each real
-/// run.
+/// run; `on_row` gets each row as soon as it is measured (to write it then: a long comparison
+/// that is stopped keeps what it measured).
 pub fn compare(
     policy: &str,
     suite: &Suite,
     runs: RealRuns,
     mut progress: impl FnMut(&str),
+    mut on_row: impl FnMut(&CompareRow) -> Result<(), CompareError>,
 ) -> Result<Vec<CompareRow>, CompareError> {
     let loaded = LoadedPolicy::load(Path::new(policy)).map_err(EvalError::from)?;
     let metrics = loaded.scenario().metrics;
@@ -117,7 +128,7 @@ pub fn compare(
                     metrics,
                 )?);
             }
-            rows.push(CompareRow {
+            let row = CompareRow {
                 policy: policy.to_string(),
                 network: net.label(),
                 w,
@@ -125,7 +136,9 @@ pub fn compare(
                 real: RunMetrics::mean(real.iter()),
                 sim_utilization_sd: sample_sd(sim.iter().map(|m| m.utilization)),
                 real_utilization_sd: sample_sd(real.iter().map(|m| m.utilization)),
-            });
+            };
+            on_row(&row)?;
+            rows.push(row);
         }
         topology.close()?;
     }
@@ -180,38 +193,32 @@ pub fn kernel_tcp(policy: &str) -> Option<&str> {
     matches!(policy, "cubic" | "bbr").then_some(policy)
 }
 
-/// Writes compare.csv: per row the simulator's and the real path's utilization, delivered
-/// packets/s, RTT ratio and loss.
-pub fn write_csv(out: &Path, rows: &[CompareRow]) -> Result<(), PlotError> {
-    let mut text = String::from(
-        "policy,network,w_thr,w_lat,w_loss,sim_utilization,real_utilization,sim_thr_pps,\
-         real_thr_pps,sim_rtt_ratio,real_rtt_ratio,sim_loss,real_loss,sim_utilization_sd,\
-         real_utilization_sd\n",
-    );
-    for r in rows {
-        text.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.policy,
-            r.network,
-            r.w[0],
-            r.w[1],
-            r.w[2],
-            r.sim.utilization,
-            r.real.utilization,
-            r.sim.thr_pps,
-            r.real.thr_pps,
-            r.sim.rtt_ratio,
-            r.real.rtt_ratio,
-            r.sim.loss,
-            r.real.loss,
-            r.sim_utilization_sd,
-            r.real_utilization_sd
-        ));
-    }
-    std::fs::write(out, text).map_err(|e| PlotError::Input {
-        path: out.to_path_buf(),
-        message: e.to_string(),
-    })
+/// compare.csv's header line.
+pub const CSV_HEADER: &str = "policy,network,w_thr,w_lat,w_loss,sim_utilization,\
+    real_utilization,sim_thr_pps,real_thr_pps,sim_rtt_ratio,real_rtt_ratio,sim_loss,real_loss,\
+    sim_utilization_sd,real_utilization_sd\n";
+
+/// One row of compare.csv (with its newline): the simulator's and the real path's
+/// utilization, delivered packets/s, RTT ratio and loss.
+pub fn csv_line(r: &CompareRow) -> String {
+    format!(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        r.policy,
+        r.network,
+        r.w[0],
+        r.w[1],
+        r.w[2],
+        r.sim.utilization,
+        r.real.utilization,
+        r.sim.thr_pps,
+        r.real.thr_pps,
+        r.sim.rtt_ratio,
+        r.real.rtt_ratio,
+        r.sim.loss,
+        r.real.loss,
+        r.sim_utilization_sd,
+        r.real_utilization_sd
+    )
 }
 
 /// The figure: real against simulated utilization, RTT ratio and loss, one point per network

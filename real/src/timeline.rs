@@ -104,7 +104,7 @@ impl PathTimeline {
     }
 
     /// What to change on the live path, in time order, up to `until_s`: at every change time,
-    /// the fields that differ from before.
+    /// the fields that differ from before; a path down at `until_s` comes up then.
     pub fn changes(&self, until_s: f64) -> Vec<PathChange> {
         let mut before = self.link.params_at(0.0);
         let mut down_before = self.link.is_down(0.0);
@@ -124,6 +124,15 @@ impl PathTimeline {
             }
             before = p;
             down_before = down;
+        }
+        if down_before {
+            // The run ends inside an outage: the path comes back up then, so that what the
+            // flows still have in flight drains instead of holding the run's end.
+            out.push(PathChange {
+                at_s: until_s,
+                down: Some(false),
+                ..PathChange::default()
+            });
         }
         out
     }
@@ -244,6 +253,26 @@ mod tests {
         let steps = t.steps(15.0);
         assert_eq!(steps[0], (0.0, 800.0, 0.04));
         assert_eq!(steps[3].1, 0.0, "down at 14.5 s");
+    }
+
+    #[test]
+    fn a_run_that_ends_inside_an_outage_brings_the_path_back_up_at_its_end() {
+        let t = PathTimeline::from_link_config(&link(
+            "link:\n  bandwidth_pps: 900\n  delay_s: 0.025\n  queue_pkts: 45\n  loss: 0\n  \
+             outages:\n    - {start_s: 14.85, duration_s: 0.15, period_s: 15}\n",
+        ))
+        .unwrap();
+        let c = t.changes(29.9);
+        let last = c.last().unwrap();
+        assert_eq!((last.at_s, last.down), (29.9, Some(false)), "{c:?}");
+        assert_eq!(c[c.len() - 2].down, Some(true));
+        // A run that ends with the path up gets no extra change.
+        let ups = t
+            .changes(20.0)
+            .iter()
+            .filter(|c| c.down == Some(false))
+            .count();
+        assert_eq!(ups, 1);
     }
 
     #[test]

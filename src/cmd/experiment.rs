@@ -64,6 +64,10 @@ struct AdaptationArgs {
     /// Output folder.
     #[arg(long, default_value = "runs/adaptation")]
     out: PathBuf,
+    /// Continue an interrupted experiment in --out (give the same arguments): finished runs
+    /// are kept, an unfinished one is trained again from its start.
+    #[arg(long)]
+    resume: bool,
 }
 
 /// Runs `mocc experiment ...`; the last stdout line is a JSON summary.
@@ -96,11 +100,15 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         smoothing: a.smoothing,
         old_objective: a.old_objective,
         out: a.out.clone(),
+        resume: a.resume,
     };
     let report = run_adaptation_experiment(&exp, |line| eprintln!("{line}"))?;
     let summary = a.out.join("summary.json");
-    std::fs::write(&summary, serde_json::to_string_pretty(&report)? + "\n")
-        .with_context(|| format!("cannot write {}", summary.display()))?;
+    mocc_policy::write_file_atomic(
+        &summary,
+        (serde_json::to_string_pretty(&report)? + "\n").as_bytes(),
+    )
+    .with_context(|| format!("cannot write {}", summary.display()))?;
     eprintln!(
         "outputs: {}/adaptation.csv, adaptation.png, forgetting.csv, forgetting.png, summary.json",
         a.out.display()

@@ -2,9 +2,10 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use mocc_real::compare::{compare, RealRuns};
+use mocc_real::compare::{compare, CompareError, RealRuns};
 use mocc_real::path::rate_driver;
 use mocc_real::run::{self, FlowRequest, RunPath};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `mocc net`.
@@ -113,12 +114,29 @@ fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
         duration_s: a.duration,
         repeats: a.repeats,
     };
+    // Each row is written as it is measured: a stopped comparison keeps what it measured.
+    let csv = a.out.join("compare.csv");
+    let mut file =
+        std::fs::File::create(&csv).with_context(|| format!("cannot create {}", csv.display()))?;
+    let mut append = |text: &str| {
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(|source| CompareError::Write {
+                path: csv.clone(),
+                source,
+            })
+    };
+    append(mocc_real::compare::CSV_HEADER)?;
     let mut rows = Vec::new();
     for p in &a.policies {
-        rows.extend(compare(p, &suite, runs, |line| eprintln!("{line}"))?);
+        rows.extend(compare(
+            p,
+            &suite,
+            runs,
+            |line| eprintln!("{line}"),
+            |row| append(&mocc_real::compare::csv_line(row)),
+        )?);
     }
-    let csv = a.out.join("compare.csv");
-    mocc_real::compare::write_csv(&csv, &rows)?;
     let png = a.out.join("compare.png");
     mocc_real::compare::figure(&png, &rows)?;
     eprintln!("results: {}\nfigure: {}", csv.display(), png.display());

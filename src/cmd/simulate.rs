@@ -101,8 +101,13 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let report = match &policy {
         Some(policy) => {
             let objective = args.objective.unwrap_or(policy.scenario().objective);
+            let mut config = scenario.config().clone();
+            if args.objective.is_some() {
+                // The reward the objective asks for, not the scenario's default.
+                config.reward = mocc_gym::reward::RewardKind::Mocc;
+            }
             simulate_policy_into(
-                scenario.config(),
+                &config,
                 policy,
                 objective,
                 Horizon::Mis(args.steps),

@@ -4,7 +4,7 @@ use super::ranks::Ranks;
 use clap::Args;
 use mocc_eval::suite::Suite;
 use mocc_training::config::LoadedConfig;
-use mocc_training::sweep::{pooled_by_omega, sweep_on, write_csv};
+use mocc_training::sweep::{pooled_by_omega, sweep_on, write_csv, SweepPlan};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -28,6 +28,10 @@ pub struct SweepArgs {
     /// Override a config value (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
+    /// Continue an interrupted sweep in --out (give the same arguments): finished runs are
+    /// evaluated again, an interrupted one resumes from its newest checkpoint.
+    #[arg(long)]
+    resume: bool,
 }
 
 /// Runs `mocc sweep`; the last stdout line is a JSON array of the sweep rows. Under `mpirun`
@@ -42,23 +46,20 @@ fn sweep_ranks(ranks: &Ranks, args: SweepArgs) -> anyhow::Result<()> {
     let base = LoadedConfig::load(&args.config, &args.set)?;
     let suite = Suite::load(&args.suite)?;
     let rank = ranks.world.rank();
-    let rows = sweep_on(
-        &base,
-        &args.omega,
-        &args.seeds,
-        &suite,
-        &args.out,
-        &ranks.world,
-        |r| {
-            // One write per line: mpirun forwards every rank's stderr, and lines written in
-            // pieces would interleave.
-            let line = format!(
-                "omega {} seed {} (rank {rank}): {:.1} s, {} env steps, median reward {:.4}\n",
-                r.omega, r.seed, r.wall_seconds, r.env_steps, r.p50
-            );
-            let _ = std::io::stderr().write_all(line.as_bytes());
-        },
-    )?;
+    let plan = SweepPlan {
+        omegas: args.omega.clone(),
+        seeds: args.seeds.clone(),
+        resume: args.resume,
+    };
+    let rows = sweep_on(&base, &plan, &suite, &args.out, &ranks.world, |r| {
+        // One write per line: mpirun forwards every rank's stderr, and lines written in
+        // pieces would interleave.
+        let line = format!(
+            "omega {} seed {} (rank {rank}): {:.1} s, {} env steps, median reward {:.4}\n",
+            r.omega, r.seed, r.wall_seconds, r.env_steps, r.p50
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    })?;
     let Some(rows) = rows else {
         return Ok(());
     };

@@ -9,6 +9,7 @@ use mocc_training::config::LoadedConfig;
 use mocc_training::trainer::{Progress, TrainSummary, Trainer};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Arguments of `mocc train`.
@@ -36,7 +37,9 @@ pub struct TrainArgs {
 }
 
 /// Runs `mocc train`; the last stdout line is a JSON summary. Under `mpirun` (a binary built
-/// with the `mpi` feature) every rank trains its share and rank 0 prints and writes.
+/// with the `mpi` feature) every rank trains its share and rank 0 prints and writes. Alone, a
+/// SIGINT or SIGTERM ends training after the update in progress with a checkpoint (exit
+/// status 128 + the signal); a second one ends it at once.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let ranks = Ranks::join()?;
     train_on(&ranks, args).map_err(|e| ranks.fail(e))
@@ -73,11 +76,49 @@ fn train_on(ranks: &Ranks, args: TrainArgs) -> anyhow::Result<()> {
         }
         (None, None) => anyhow::bail!("a CONFIG file (or --resume CHECKPOINT) is required"),
     };
+    if ranks.world.ranks() == 1 {
+        stop_on_signals();
+        trainer.stop_when(&STOP);
+    }
     let (summary, _) = run_with_progress(&mut trainer)?;
     if ranks.is_root() {
         super::print_line(serde_json::to_string(&summary)?)?;
     }
+    if summary.interrupted {
+        eprintln!(
+            "interrupted: saved {}; continue with `mocc train --resume {}`",
+            summary.final_checkpoint.display(),
+            trainer.run_dir().display()
+        );
+        std::process::exit(128 + STOP_SIGNAL.load(Ordering::SeqCst));
+    }
     Ok(())
+}
+
+/// Set by SIGINT or SIGTERM: training stops after the update in progress, with a checkpoint.
+static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that set [`STOP`] (the exit status is 128 + it, as a shell reports a signal).
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn request_stop(signal: libc::c_int) {
+    STOP_SIGNAL.store(signal, Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Makes the first SIGINT or SIGTERM request a clean stop (a second one ends the process at
+/// once: the handler resets itself).
+fn stop_on_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is valid; the handler only stores to atomics, which is
+        // async-signal-safe.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = request_stop as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
 }
 
 /// Trains to the end of the budget with a progress bar (or a line every 10 s when stderr is

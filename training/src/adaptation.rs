@@ -69,15 +69,21 @@ pub fn adaptation_config(
     let mut config = state.config.clone();
     let pool = match &spec.pool {
         Some(p) => p.clone(),
-        None => seen_objectives(&state.config).map_err(ConfigError::Override)?,
+        None => seen_objectives(&state.config)
+            .map_err(|e| ConfigError::Argument(format!("{}: {e}", spec.from.display())))?,
     };
     config.mocc = None;
-    config.adapt = Some(AdaptConfig {
+    let adapt = AdaptConfig {
         objective: spec.objective,
         replay: spec.replay,
         replay_fraction: spec.replay_fraction,
         pool,
-    });
+    };
+    // The adaptation's values come from its arguments, not from the run's config file.
+    adapt
+        .validate(config.envs)
+        .map_err(|e| ConfigError::Argument(argument_error(&e)))?;
+    config.adapt = Some(adapt);
     if let ScenarioRef::Inline(s) = &mut config.scenario {
         s.objective = spec.objective;
     }
@@ -90,6 +96,18 @@ pub fn adaptation_config(
     };
     loaded.validate()?;
     Ok(loaded)
+}
+
+/// An `adapt.*` message in the words of `mocc adapt`'s flags (`--replay-fraction`, `--pool`).
+fn argument_error(message: &str) -> String {
+    let field = message.split(':').next().unwrap_or("");
+    let flag = match field {
+        "adapt.replay_fraction" => "--replay-fraction",
+        "adapt.objective" => "--objective",
+        f if f.starts_with("adapt.pool") => "--pool (or the checkpoint's seen objectives)",
+        _ => "the adaptation",
+    };
+    format!("{flag}: {message}")
 }
 
 /// A trainer ready to adapt `spec.from` into `run_dir`, with the pool written to
@@ -108,6 +126,11 @@ pub fn start_adaptation(spec: &AdaptSpec, run_dir: &Path) -> Result<Trainer, Tra
     let path = run_dir.join(POOL_FILE);
     let json =
         serde_json::to_string_pretty(&pool).map_err(|e| TrainError::Incompatible(e.to_string()))?;
-    std::fs::write(&path, json + "\n").map_err(|source| TrainError::Io { path, source })?;
+    mocc_policy::write_file_atomic(&path, (json + "\n").as_bytes()).map_err(|e| {
+        TrainError::Io {
+            path: e.path,
+            source: e.source,
+        }
+    })?;
     Ok(trainer)
 }

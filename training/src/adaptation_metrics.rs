@@ -30,7 +30,7 @@ pub fn sample_new_objectives(k: usize, seed: u64, avoid: &[Objective]) -> Vec<Ob
 }
 
 /// A reward curve: one value per iteration, with the wall seconds elapsed at its end.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Curve {
     /// Mean per-step rollout reward on the objective, per iteration.
     pub rewards: Vec<f64>,

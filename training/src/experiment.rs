@@ -28,6 +28,7 @@ use crate::trainer::{TrainError, Trainer};
 use mocc_eval::evaluate;
 use mocc_eval::results::{median, EvalError};
 use mocc_eval::suite::Suite;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -89,6 +90,10 @@ pub struct AdaptationExperiment {
     pub old_objective: Option<Objective>,
     /// Output folder.
     pub out: PathBuf,
+    /// Continue an interrupted experiment in `out`: the sub-runs it finished are taken from
+    /// their `result.json`, an unfinished one is trained again from its start (its timing is
+    /// part of what is measured).
+    pub resume: bool,
 }
 
 /// The experiment's summary (the JSON `mocc experiment adaptation` prints last).
@@ -190,6 +195,81 @@ fn forgetting_curve(
     Ok(points)
 }
 
+/// The file in a sub-run's folder that holds its result once it finished.
+const RESULT_FILE: &str = "result.json";
+
+/// The sub-runs of an experiment, by folder name prefix.
+const SUB_RUNS: [&str; 6] = [
+    "mocc-",
+    "scratch-",
+    "forget-replay",
+    "forget-noreplay",
+    "single-old",
+    "forget-single",
+];
+
+/// Runs the sub-run `name` of the experiment in `exp.out/name` with `run`, keeping its result
+/// in the folder's `result.json`. Resuming, a finished sub-run's result is read back instead,
+/// and an unfinished one is trained again from its start (its folder, which holds only what a
+/// run writes, is cleared first).
+fn sub_run<T: Serialize + DeserializeOwned>(
+    exp: &AdaptationExperiment,
+    name: &str,
+    run: impl FnOnce(&Path) -> Result<T, ExperimentError>,
+) -> Result<T, ExperimentError> {
+    let dir = exp.out.join(name);
+    let file = dir.join(RESULT_FILE);
+    if exp.resume {
+        if let Some(done) = read_result(&file) {
+            return Ok(done);
+        }
+        clear_unfinished(&dir)?;
+    }
+    let result = run(&dir)?;
+    let json = serde_json::to_vec(&result)
+        .map_err(|e| ExperimentError::Invalid(format!("{}: {e}", file.display())))?;
+    mocc_policy::write_file_atomic(&file, &json).map_err(|e| ExperimentError::Io {
+        path: e.path,
+        source: e.source,
+    })?;
+    Ok(result)
+}
+
+/// A finished sub-run's result (None when it did not finish or the file does not parse).
+fn read_result<T: DeserializeOwned>(file: &Path) -> Option<T> {
+    let text = mocc_policy::error::read_text(file).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Removes the folder of a sub-run that did not finish, after checking that it holds only what
+/// a run writes.
+fn clear_unfinished(dir: &Path) -> Result<(), ExperimentError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !crate::run_folder::is_run_entry(&name) && name != RESULT_FILE {
+            return Err(ExperimentError::Invalid(format!(
+                "{}: holds {name:?}, which no run of the experiment writes; it is not cleared",
+                dir.display()
+            )));
+        }
+    }
+    std::fs::remove_dir_all(dir).map_err(io_err(dir))
+}
+
+/// Whether `out` holds a sub-run of an earlier experiment.
+fn holds_sub_runs(out: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        SUB_RUNS.iter().any(|p| name.starts_with(p)) && e.path().is_dir()
+    })
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ExperimentError + '_ {
     move |source| ExperimentError::Io {
         path: path.to_path_buf(),
@@ -213,6 +293,13 @@ pub fn run_adaptation_experiment(
     }
     let pool =
         crate::adaptation::seen_objectives(&base.config).map_err(ExperimentError::Invalid)?;
+    if !exp.resume && holds_sub_runs(&exp.out) {
+        return Err(ExperimentError::Invalid(format!(
+            "{}: holds the runs of an earlier experiment; continue it with --resume (the same \
+             arguments), or choose another --out",
+            exp.out.display()
+        )));
+    }
     std::fs::create_dir_all(&exp.out).map_err(io_err(&exp.out))?;
     let curves = adaptation_curves(exp, &base, &ckpt.path, &mut log)?;
     let results: Vec<ObjectiveResult> = curves
@@ -309,14 +396,13 @@ fn adaptation_curves(
             pool: None,
             seed: None,
         };
-        let mut trainer = start_adaptation(&adapt, &exp.out.join(format!("mocc-{k}")))?;
-        let mocc = run_curve(&mut trainer)?;
-        let scratch_cfg = scratch_config(base, w, exp.scratch_iterations)?;
-        let mut trainer = Trainer::new(
-            &scratch_cfg.resolved()?,
-            &exp.out.join(format!("scratch-{k}")),
-        )?;
-        let scratch = run_curve(&mut trainer)?;
+        let mocc = sub_run(exp, &format!("mocc-{k}"), |dir| {
+            Ok(run_curve(&mut start_adaptation(&adapt, dir)?)?)
+        })?;
+        let scratch_cfg = scratch_config(base, w, exp.scratch_iterations)?.resolved()?;
+        let scratch = sub_run(exp, &format!("scratch-{k}"), |dir| {
+            Ok(run_curve(&mut Trainer::new(&scratch_cfg, dir)?)?)
+        })?;
         curves.push((w, mocc, scratch));
     }
     Ok(curves)
@@ -342,24 +428,25 @@ fn forgetting_curves(
         seed: None,
     };
     let curve = |spec: &AdaptSpec, dir: &str| {
-        forgetting_curve(
-            spec,
-            &exp.out.join(dir),
-            &exp.suite,
-            old,
-            exp.forgetting_iterations,
-            exp.snapshot_every,
-        )
+        sub_run(exp, dir, |run_dir| {
+            forgetting_curve(
+                spec,
+                run_dir,
+                &exp.suite,
+                old,
+                exp.forgetting_iterations,
+                exp.snapshot_every,
+            )
+        })
     };
     let with_replay = curve(&spec(ckpt, true, None), "forget-replay")?;
     let without_replay = curve(&spec(ckpt, false, None), "forget-noreplay")?;
     log("forgetting: training the single-objective policy on the old objective");
-    let pre_cfg = scratch_config(base, old, exp.scratch_iterations)?;
-    let mut pre = Trainer::new(&pre_cfg.resolved()?, &exp.out.join("single-old"))?;
-    let pre_summary = pre.run(None, |_| {})?;
-    let single = curve(
-        &spec(&pre_summary.final_checkpoint, false, Some(vec![old])),
-        "forget-single",
-    )?;
+    let pre_cfg = scratch_config(base, old, exp.scratch_iterations)?.resolved()?;
+    let pretrained: PathBuf = sub_run(exp, "single-old", |dir| {
+        let mut pre = Trainer::new(&pre_cfg, dir)?;
+        Ok(pre.run(None, |_| {})?.final_checkpoint)
+    })?;
+    let single = curve(&spec(&pretrained, false, Some(vec![old])), "forget-single")?;
     Ok([with_replay, without_replay, single])
 }

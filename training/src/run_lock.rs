@@ -47,6 +47,15 @@ impl RunLock {
             path: path.clone(),
             reason,
         };
+        if run_dir.exists() && !run_dir.is_dir() {
+            return Err(RunLockError::Io {
+                path: run_dir.to_path_buf(),
+                reason: std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "exists and is not a folder: a run folder cannot go there",
+                ),
+            });
+        }
         std::fs::create_dir_all(run_dir).map_err(io)?;
         let mut file = std::fs::OpenOptions::new()
             .read(true)

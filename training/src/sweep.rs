@@ -130,14 +130,21 @@ impl SweepRow {
 /// own rows; rank 0 returns every row, in run order, the others `None`.
 pub fn sweep_on(
     base: &LoadedConfig,
-    omegas: &[usize],
-    seeds: &[u64],
+    plan: &SweepPlan,
     suite: &Suite,
     out: &Path,
     world: &World,
     mut on_done: impl FnMut(&SweepRow),
 ) -> Result<Option<Vec<SweepRow>>, SweepError> {
+    let (omegas, seeds) = (&plan.omegas[..], &plan.seeds[..]);
     let runs = sweep_runs(base, omegas, seeds)?;
+    if !plan.resume && world.rank() == 0 && holds_runs(out) {
+        return Err(SweepError::Invalid(format!(
+            "{}: holds the runs of an earlier sweep; continue it with --resume (the same \
+             arguments), or choose another --out",
+            out.display()
+        )));
+    }
     std::fs::create_dir_all(out).map_err(|source| SweepError::Io {
         path: out.to_path_buf(),
         source,
@@ -154,11 +161,34 @@ pub fn sweep_on(
         } else {
             format!("omega-{omega}")
         };
-        let row = train_and_evaluate(cfg, *omega, suite, &out.join(name))?;
+        let row = train_and_evaluate(cfg, *omega, suite, &out.join(name), plan.resume)?;
         on_done(&row);
         mine.push(row);
     }
     gather_rows(mine, runs.len(), world)
+}
+
+/// What a sweep trains: the landmark counts, the seeds (empty: the config's), and whether to
+/// continue what an interrupted sweep left in its folder.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepPlan {
+    /// Landmark counts.
+    pub omegas: Vec<usize>,
+    /// Training seeds (empty: the config's).
+    pub seeds: Vec<u64>,
+    /// Continue an interrupted sweep: finished runs are evaluated again, interrupted ones
+    /// resumed from their newest checkpoint.
+    pub resume: bool,
+}
+
+/// Whether `out` holds a run folder of a sweep (`omega-*` with checkpoints).
+fn holds_runs(out: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        e.file_name().to_string_lossy().starts_with("omega-") && has_checkpoints(&e.path())
+    })
 }
 
 /// Each run's config (budget scaled, landmarks and seed set) and omega, omega-major.
@@ -173,6 +203,12 @@ fn sweep_runs(
             base.path.display()
         )));
     };
+    if let Some(o) = first_repeat(omegas) {
+        return Err(SweepError::Invalid(format!("--omega {o}: given twice")));
+    }
+    if let Some(seed) = first_repeat(seeds) {
+        return Err(SweepError::Invalid(format!("--seeds {seed}: given twice")));
+    }
     for &o in omegas {
         if denominator_for_omega(o).is_none() {
             return Err(SweepError::Invalid(format!(
@@ -206,17 +242,116 @@ fn sweep_runs(
     Ok(runs)
 }
 
-/// Trains one run into `run_dir` and evaluates its final checkpoint on `suite`.
+/// What a sweep keeps of a finished run in its folder, so that `--resume` evaluates it again
+/// instead of training it again.
+const FINISHED_FILE: &str = "sweep-run.json";
+
+/// A finished run's training record (the rest of its row is its evaluation, which is
+/// deterministic and repeated on resume).
+#[derive(Debug, Serialize, serde::Deserialize)]
+struct FinishedRun {
+    wall_seconds: f64,
+    env_steps: u64,
+    final_checkpoint: PathBuf,
+}
+
+/// The first value that appears twice in `xs`.
+fn first_repeat<T: PartialEq + Copy>(xs: &[T]) -> Option<T> {
+    xs.iter()
+        .enumerate()
+        .find(|(i, x)| xs[..*i].contains(x))
+        .map(|(_, x)| *x)
+}
+
+/// Trains one run into `run_dir` (continuing what an interrupted sweep left there when
+/// `resume`) and evaluates its final checkpoint on `suite`.
 fn train_and_evaluate(
     cfg: &LoadedConfig,
     omega: usize,
     suite: &Suite,
     run_dir: &Path,
+    resume: bool,
 ) -> Result<SweepRow, SweepError> {
-    let mut trainer = Trainer::new(cfg, run_dir)?;
-    let summary = trainer.run(None, |_| {})?;
-    drop(trainer);
-    let policy = crate::checkpoint_policy::load_policy(&summary.final_checkpoint)
+    let finished = match finished_run(run_dir, resume)? {
+        Some(done) => done,
+        None => {
+            let mut trainer = if resume && has_checkpoints(run_dir) {
+                resume_run(cfg, run_dir)?
+            } else {
+                Trainer::new(cfg, run_dir)?
+            };
+            let summary = trainer.run(None, |_| {})?;
+            drop(trainer);
+            let done = FinishedRun {
+                wall_seconds: summary.wall_seconds,
+                env_steps: summary.env_steps,
+                final_checkpoint: summary.final_checkpoint,
+            };
+            save_finished(run_dir, &done)?;
+            done
+        }
+    };
+    evaluate_run(cfg, omega, suite, &finished)
+}
+
+fn has_checkpoints(run_dir: &Path) -> bool {
+    let dir = run_dir.join(crate::checkpoint::CHECKPOINTS_DIR);
+    crate::checkpoint::list(&dir).is_ok_and(|l| !l.is_empty())
+}
+
+/// The record of a run an earlier sweep finished (only when resuming).
+fn finished_run(run_dir: &Path, resume: bool) -> Result<Option<FinishedRun>, SweepError> {
+    let path = run_dir.join(FINISHED_FILE);
+    if !resume || !path.is_file() {
+        return Ok(None);
+    }
+    let text = mocc_policy::error::read_text(&path).map_err(|e| SweepError::Io {
+        path: path.clone(),
+        source: e.source,
+    })?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| SweepError::Invalid(format!("{}: {e}", path.display())))
+}
+
+fn save_finished(run_dir: &Path, done: &FinishedRun) -> Result<(), SweepError> {
+    let path = run_dir.join(FINISHED_FILE);
+    let json = serde_json::to_vec_pretty(done)
+        .map_err(|e| SweepError::Invalid(format!("{}: {e}", path.display())))?;
+    mocc_policy::write_file_atomic(&path, &json).map_err(|e| SweepError::Io {
+        path: e.path,
+        source: e.source,
+    })
+}
+
+/// Continues the run an interrupted sweep left in `run_dir`, which must be this sweep's run
+/// (the same resolved config).
+fn resume_run(cfg: &LoadedConfig, run_dir: &Path) -> Result<Trainer, SweepError> {
+    let ckpt = crate::checkpoint::Checkpoint::open(run_dir).map_err(TrainError::from)?;
+    let wanted = cfg
+        .resolved()
+        .map_err(|e| SweepError::Invalid(e.to_string()))?
+        .config;
+    let same = serde_json::to_value(&wanted).ok() == serde_json::to_value(&ckpt.state.config).ok();
+    if !same {
+        return Err(SweepError::Invalid(format!(
+            "{}: was trained with another config than this sweep's run (other --set, config \
+             or seeds?); resume with the same arguments, or choose another --out",
+            run_dir.display()
+        )));
+    }
+    drop(ckpt);
+    Ok(Trainer::resume(run_dir)?)
+}
+
+/// The sweep row of a finished run: its final checkpoint's rewards on `suite`.
+fn evaluate_run(
+    cfg: &LoadedConfig,
+    omega: usize,
+    suite: &Suite,
+    finished: &FinishedRun,
+) -> Result<SweepRow, SweepError> {
+    let policy = crate::checkpoint_policy::load_policy(&finished.final_checkpoint)
         .map_err(EvalError::from)?;
     let mut rewards: Vec<f64> = evaluate(&policy, suite)?
         .iter()
@@ -226,8 +361,8 @@ fn train_and_evaluate(
     Ok(SweepRow {
         omega,
         seed: cfg.config.seed,
-        wall_seconds: summary.wall_seconds,
-        env_steps: summary.env_steps,
+        wall_seconds: finished.wall_seconds,
+        env_steps: finished.env_steps,
         mean: rewards.iter().sum::<f64>() / rewards.len().max(1) as f64,
         p10: quantile(&rewards, 0.1),
         p25: quantile(&rewards, 0.25),

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,11 @@ pub const SAMPLE: Duration = Duration::from_millis(100);
 const CHUNK_BYTES: usize = 64 << 10;
 /// A write blocks at most this long, so samples keep their cadence.
 const WRITE_TIMEOUT: Duration = Duration::from_millis(10);
+/// How long the receiver waits, after the sender closed, for the data still in flight (a run
+/// ends within its duration plus this).
+pub const DRAIN_GRACE: Duration = Duration::from_secs(10);
+/// How often the waiting receiver looks at whether to give up.
+const POLL: Duration = Duration::from_millis(50);
 
 /// Runs a TCP flow with congestion control `congestion` from the topology's sender to its
 /// receiver for `duration`, the sender always having data (bulk transfer).
@@ -39,10 +44,11 @@ pub fn run_tcp_flow(
         .local_addr()
         .map_err(|e| NetError::io("reading the TCP receiver's address", e))?;
     let received = Arc::new(AtomicU64::new(0));
+    let give_up = Arc::new(AtomicBool::new(false));
     let receiver = {
-        let received = received.clone();
+        let (received, give_up) = (received.clone(), give_up.clone());
         topology.spawn_in(Host::Receiver, "tcp-receiver", move || {
-            receive_all(&listener, &received)
+            receive_all(&listener, &received, &give_up)
         })?
     };
     let congestion = congestion.to_string();
@@ -56,6 +62,13 @@ pub fn run_tcp_flow(
     let outcome = sender
         .join()
         .map_err(|_| NetError::ThreadPanicked("tcp-sender".into()))?;
+    // What is still in flight drains, within a bound: a path that stays down (or a sender that
+    // never connected) must not hold the run.
+    let deadline = Instant::now() + DRAIN_GRACE;
+    while !receiver.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(POLL);
+    }
+    give_up.store(true, Ordering::Relaxed);
     let drained = receiver
         .join()
         .map_err(|_| NetError::ThreadPanicked("tcp-receiver".into()))?;
@@ -63,11 +76,15 @@ pub fn run_tcp_flow(
     outcome?
 }
 
-/// Accepts one connection and counts its bytes until the sender closes it.
-fn receive_all(listener: &TcpListener, received: &AtomicU64) -> Result<()> {
-    let (mut stream, _) = listener
-        .accept()
-        .map_err(|e| NetError::io("accepting the TCP flow", e))?;
+/// Accepts one connection and counts its bytes until the sender closes it, or until
+/// `give_up` is set (the run is over and its grace spent).
+fn receive_all(listener: &TcpListener, received: &AtomicU64, give_up: &AtomicBool) -> Result<()> {
+    let Some(mut stream) = accept_until(listener, give_up)? else {
+        return Ok(());
+    };
+    stream
+        .set_read_timeout(Some(POLL))
+        .map_err(|e| NetError::io("setting the TCP read timeout", e))?;
     let mut buf = vec![0u8; CHUNK_BYTES];
     loop {
         match stream.read(&mut buf) {
@@ -75,8 +92,37 @@ fn receive_all(listener: &TcpListener, received: &AtomicU64) -> Result<()> {
             Ok(n) => {
                 received.fetch_add(n as u64, Ordering::Relaxed);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {
+                if give_up.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+            }
             Err(e) => return Err(NetError::io("receiving the TCP flow", e)),
+        }
+    }
+}
+
+/// The flow's connection, or `None` when `give_up` is set before the sender connects.
+fn accept_until(listener: &TcpListener, give_up: &AtomicBool) -> Result<Option<TcpStream>> {
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| NetError::io("polling the TCP listener", e))?;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream
+                    .set_nonblocking(false)
+                    .map_err(|e| NetError::io("accepting the TCP flow", e))?;
+                return Ok(Some(stream));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if give_up.load(Ordering::Relaxed) {
+                    return Ok(None);
+                }
+                std::thread::sleep(POLL);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(NetError::io("accepting the TCP flow", e)),
         }
     }
 }

@@ -61,7 +61,9 @@ typedef struct MoccController MoccController;
 MoccController *mocc_controller_new(const char *policy_dir, const double objective[3],
                                     char *err, size_t err_len);
 
-/* Starts a connection at `start_rate_pps`; returns the rate for its first MI. */
+/* Starts a connection at `start_rate_pps` (clamped to the policy's rate limits); returns the
+ * rate for its first MI, or NaN (and changes nothing) when `start_rate_pps` is not a positive
+ * number. */
 double mocc_controller_reset(MoccController *cc, double start_rate_pps);
 
 /* mocc_controller_reset on a path whose one-way delay is estimated at `one_way_delay_s` (half a
@@ -90,7 +92,8 @@ void mocc_controller_free(MoccController *cc);
 typedef struct MoccFlow MoccFlow;
 
 /* Loads and validates `policy_dir` and creates a flow for the objective that starts at
- * `start_rate_pps`. On failure returns NULL and writes a message into `err`. */
+ * `start_rate_pps` (clamped to the policy's rate limits; not a positive number: refused). On
+ * failure returns NULL and writes a message into `err`. */
 MoccFlow *mocc_flow_new(const char *policy_dir, const double objective[3], double start_rate_pps,
                         char *err, size_t err_len);
 

@@ -144,7 +144,16 @@ pub unsafe extern "C" fn mocc_controller_reset(
     let Some(c) = (unsafe { cc.as_mut() }) else {
         return f64::NAN;
     };
+    if !valid_start_rate(start_rate_pps) {
+        return f64::NAN;
+    }
     guarded(f64::NAN, || c.0.reset(start_rate_pps))
+}
+
+/// A start rate the C ABI accepts: a positive number (a rate above the policy's limit is
+/// clamped to it; NaN, zero or negative is refused rather than replaced).
+fn valid_start_rate(start_rate_pps: f64) -> bool {
+    start_rate_pps > 0.0
 }
 
 /// See `mocc_policy.h`.
@@ -161,6 +170,9 @@ pub unsafe extern "C" fn mocc_controller_start(
     let Some(c) = (unsafe { cc.as_mut() }) else {
         return f64::NAN;
     };
+    if !valid_start_rate(start_rate_pps) {
+        return f64::NAN;
+    }
     guarded(f64::NAN, || c.0.start(start_rate_pps, one_way_delay_s))
 }
 
@@ -252,8 +264,15 @@ pub unsafe extern "C" fn mocc_flow_new(
     err_len: usize,
 ) -> *mut MoccFlow {
     guarded(std::ptr::null_mut(), || {
-        // SAFETY: forwarded caller guarantees.
-        match unsafe { new_controller(policy_dir, objective) } {
+        let made = if valid_start_rate(start_rate_pps) {
+            // SAFETY: forwarded caller guarantees.
+            unsafe { new_controller(policy_dir, objective) }
+        } else {
+            Err(format!(
+                "start_rate_pps: must be a positive number of packets/s (got {start_rate_pps})"
+            ))
+        };
+        match made {
             Ok(c) => Box::into_raw(Box::new(MoccFlow(MiLedger::new(PolicyDriver::new(
                 c,
                 start_rate_pps,

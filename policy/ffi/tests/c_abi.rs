@@ -153,6 +153,44 @@ fn failures_come_back_as_messages() {
 }
 
 #[test]
+fn start_rates_are_clamped_to_the_policys_limits_and_non_rates_refused() {
+    let dir = CString::new(shipped()).unwrap();
+    let w = [0.6, 0.3, 0.1];
+    let max = Policy::load(shipped()).unwrap().spec().action.max_rate_pps;
+    let mut err = [0 as std::ffi::c_char; 128];
+    // SAFETY: valid pointers and lengths throughout.
+    unsafe {
+        let cc = mocc_controller_new(dir.as_ptr(), w.as_ptr(), err.as_mut_ptr(), err.len());
+        assert!(!cc.is_null());
+        // The warm-up MIs pace at the limit, not at 1e300.
+        assert_eq!(mocc_controller_reset(cc, 1e300), max);
+        assert_eq!(mocc_controller_start(cc, f64::INFINITY, 0.02), max);
+        for bad in [f64::NAN, -5.0, 0.0, f64::NEG_INFINITY] {
+            assert!(mocc_controller_reset(cc, bad).is_nan(), "{bad}");
+            assert!(mocc_controller_start(cc, bad, 0.02).is_nan(), "{bad}");
+        }
+        mocc_controller_free(cc);
+        let f = mocc_flow_new(dir.as_ptr(), w.as_ptr(), 1e300, err.as_mut_ptr(), err.len());
+        assert!(!f.is_null());
+        assert_eq!(mocc_flow_start(f, 0.0, 0.02), max);
+        mocc_flow_free(f);
+        let f = mocc_flow_new(
+            dir.as_ptr(),
+            w.as_ptr(),
+            f64::NAN,
+            err.as_mut_ptr(),
+            err.len(),
+        );
+        assert!(f.is_null());
+        let msg = std::ffi::CStr::from_ptr(err.as_ptr()).to_string_lossy();
+        assert!(
+            msg.contains("start_rate_pps: must be a positive number"),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
 fn the_header_declares_every_entry_point() {
     let header = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("include/mocc_policy.h"),

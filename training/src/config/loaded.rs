@@ -32,7 +32,7 @@ impl LoadedConfig {
     pub fn from_yaml(text: &str, path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
         let parse_err = |e: &dyn std::fmt::Display| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: super::error::plain_message(&e.to_string()),
         };
         let config: TrainConfig = if overrides.is_empty() {
             serde_saphyr::from_str(text).map_err(|e| parse_err(&e))?

@@ -14,7 +14,7 @@ pub(super) fn from_tree(
 ) -> Result<TrainConfig, ConfigError> {
     serde_path_to_error::deserialize(tree).map_err(|e| {
         let field = e.path().to_string();
-        let message = e.inner().to_string();
+        let message = super::error::plain_message(&e.inner().to_string());
         let from_override = overrides.iter().find(|o| {
             let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
             field == key

@@ -22,6 +22,7 @@ use mocc_eval::mi_stats::MiStats;
 use mocc_gym::{VecEnv, VecEnvError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tch::nn;
@@ -92,6 +93,8 @@ pub struct TimeSplit {
 /// The last line `mocc train` prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrainSummary {
+    /// Whether a stop request ended the run before its budget (see [`Trainer::stop_when`]).
+    pub interrupted: bool,
     /// Env steps at the end (including those before a resume).
     pub env_steps: u64,
     /// Wall seconds of this process's training loop.
@@ -217,6 +220,8 @@ pub struct Trainer {
     inputs: Vec<InputDigest>,
     /// Held while the run writes into `run_dir` (by rank 0 alone: it alone writes there).
     _lock: Option<RunLock>,
+    /// Set when the run should stop after the update in progress.
+    stop: Option<&'static AtomicBool>,
     /// The ranks that train this run together (one process by default), timed.
     world: Arc<Timed>,
 }
@@ -288,6 +293,7 @@ impl Trainer {
             git_revision: None,
             inputs: Vec::new(),
             _lock: lock,
+            stop: None,
             config_path: loaded.path.clone(),
             run_dir: run_dir.to_path_buf(),
             config: cfg,
@@ -298,8 +304,23 @@ impl Trainer {
         })
     }
 
-    /// Trains until the budget is spent, the plan is finished, or `stop_after` more updates
-    /// (for tests), saving checkpoints on the cadence and at the end.
+    /// Stops [`Self::run`] after the update in progress once `flag` is set (by a SIGINT or
+    /// SIGTERM handler, say): the run ends with a checkpoint, as at the end of its budget, and
+    /// its summary says it was interrupted. Alone only: ranks of one run would see the flag at
+    /// different updates, so on several ranks the flag is ignored.
+    pub fn stop_when(&mut self, flag: &'static AtomicBool) {
+        if self.world.ranks() == 1 {
+            self.stop = Some(flag);
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop.is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+
+    /// Trains until the budget is spent, the plan is finished, a stop is requested
+    /// ([`Self::stop_when`]) or `stop_after` more updates (for tests), saving checkpoints on
+    /// the cadence and at the end.
     pub fn run(
         &mut self,
         stop_after: Option<u64>,
@@ -311,6 +332,7 @@ impl Trainer {
         while self.counters.updates < self.total_updates
             && stop_after.is_none_or(|n| done_here < n)
             && !self.plan.finished()
+            && !self.stop_requested()
         {
             let groups = self.assign_objectives();
             let net = self.collect_rollout(&groups);
@@ -490,6 +512,9 @@ impl Trainer {
         self.log.flush();
         let wall = start.elapsed().as_secs_f64();
         Ok(TrainSummary {
+            interrupted: self.stop_requested()
+                && self.counters.updates < self.total_updates
+                && !self.plan.finished(),
             env_steps: self.counters.env_steps,
             wall_seconds: wall,
             steps_per_sec: (self.counters.env_steps - steps_at_start) as f64 / wall.max(1e-9),
