@@ -14,11 +14,12 @@ use mocc_plot::chart::{draw_figure, Figure, Legend, Line, Panel, PlotError};
 use mocc_plot::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
 use std::path::{Path, PathBuf};
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PlotError + '_ {
-    move |source| PlotError::Write {
-        path: path.to_path_buf(),
-        source,
-    }
+/// Writes a whole CSV file atomically, or the error naming it.
+fn write_text(path: &Path, text: &str) -> Result<(), PlotError> {
+    mocc_policy::write_file_atomic(path, text.as_bytes()).map_err(|e| PlotError::Write {
+        path: e.path,
+        source: e.source,
+    })
 }
 
 /// Jain's index per second of each (policy, panel: flow count and network), for the fairness
@@ -127,9 +128,9 @@ pub fn fairness_outputs(
         }
     }
     let path = dir.join("fairness.csv");
-    std::fs::write(&path, text).map_err(io_err(&path))?;
+    write_text(&path, &text)?;
     let path = dir.join("fairness-summary.csv");
-    std::fs::write(&path, summary).map_err(io_err(&path))?;
+    write_text(&path, &summary)?;
     let (panels, legend) = fairness_panels(&runs, max_flows);
     let net = &spec.network;
     let setting = if networks.len() > 1 {
@@ -294,7 +295,7 @@ pub fn friendliness_outputs(
         figures.push(png);
     }
     let path = dir.join("friendliness.csv");
-    std::fs::write(&path, text).map_err(io_err(&path))?;
+    write_text(&path, &text)?;
     Ok(figures)
 }
 
@@ -495,7 +496,7 @@ pub fn timeseries_outputs(
         runs.push((p.name().to_string(), rows));
     }
     let csv = dir.join(format!("timeseries-{stem}.csv"));
-    std::fs::write(&csv, text).map_err(io_err(&csv))?;
+    write_text(&csv, &text)?;
     let out = dir.join(format!("timeseries-{stem}.png"));
     let reference = LineStyle::solid(REFERENCE).with_width(1);
     let neutral = LineStyle::solid(REFERENCE).with_width(2);

@@ -14,7 +14,6 @@ use mocc_net::{run_schedule, AppliedChange, NetError, PathChange, PathSpec, Topo
 use mocc_plot::chart::PlotError;
 use mocc_policy::{MetricsVersion, RttTally};
 use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -425,12 +424,10 @@ fn write_results(out: &Path, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Re
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    std::fs::File::create(path)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
-        .map_err(|source| RunError::Write {
-            path: path.to_path_buf(),
-            source,
-        })
+    mocc_policy::write_file_atomic(path, bytes).map_err(|e| RunError::Write {
+        path: e.path,
+        source: e.source,
+    })
 }
 
 /// A run's totals over its flows and each flow's numbers.

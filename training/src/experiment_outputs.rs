@@ -6,22 +6,13 @@ use crate::landmarks::Objective;
 use mocc_plot::axes::Axis;
 use mocc_plot::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
 use mocc_plot::style::policy_styles;
-use std::io::Write;
 use std::path::Path;
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PlotError + '_ {
-    move |e| PlotError::Input {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
-}
 
 pub fn write_adaptation_csv(
     path: &Path,
     curves: &[(Objective, Curve, Curve)],
     window: usize,
 ) -> Result<(), PlotError> {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(io_err(path))?);
     let mut text =
         String::from("method,objective,w_thr,w_lat,w_loss,iteration,reward,smoothed,seconds\n");
     for (k, (w, mocc, scratch)) in curves.iter().enumerate() {
@@ -39,9 +30,15 @@ pub fn write_adaptation_csv(
             }
         }
     }
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.flush())
-        .map_err(io_err(path))
+    write_text(path, &text)
+}
+
+/// Writes a whole file atomically (the previous version stays until the new one is complete).
+fn write_text(path: &Path, text: &str) -> Result<(), PlotError> {
+    mocc_policy::write_file_atomic(path, text.as_bytes()).map_err(|e| PlotError::Write {
+        path: e.path,
+        source: e.source,
+    })
 }
 
 pub fn write_forgetting_csv(
@@ -54,7 +51,7 @@ pub fn write_forgetting_csv(
             text.push_str(&format!("{name},{i},{r}\n"));
         }
     }
-    std::fs::write(path, text).map_err(io_err(path))
+    write_text(path, &text)
 }
 
 pub fn adaptation_figure(

@@ -446,7 +446,7 @@ pub fn write_csv(path: &Path, rows: &[SweepRow]) -> Result<(), SweepError> {
             r.omega, r.wall_seconds, r.env_steps, r.mean, r.p10, r.p25, r.p50, r.p75, r.p90, r.seed
         ));
     }
-    std::fs::write(path, text).map_err(io)
+    mocc_policy::write_file_atomic(path, text.as_bytes()).map_err(|e| io(e.source))
 }
 
 #[cfg(test)]
