@@ -373,6 +373,12 @@ fn ctrl_c_removes_the_namespaces_of_a_run() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");
     assert!(!listed(), "namespaces left after Ctrl-C");
+    // The stopped run wrote no half of its outputs where a complete run's would be.
+    assert!(
+        !out_dir.exists(),
+        "a stopped run left {}",
+        out_dir.display()
+    );
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 

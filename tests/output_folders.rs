@@ -151,14 +151,43 @@ fn a_resume_never_writes_into_a_run_its_checkpoint_does_not_belong_to() {
 fn a_rerun_of_a_run_killed_before_its_first_checkpoint_logs_each_update_once() {
     let root = temp("rerun");
     let run = root.join("run");
-    // What such an attempt leaves: a lock, and rows of updates that were never checkpointed.
-    std::fs::create_dir_all(run.join("checkpoints")).unwrap();
-    std::fs::write(run.join("mocc.lock"), "").unwrap();
-    std::fs::write(
-        run.join("metrics.csv"),
-        "wall_time,step,tag,value\n1,256,charts/return,0.5\n1,512,charts/return,0.6\n",
-    )
-    .unwrap();
+    // An attempt killed after it logged updates and before its first checkpoint (the cadence
+    // is past the budget, so only the end would have saved one).
+    let args = [
+        "train",
+        "configs/tiny.yaml",
+        "--out",
+        s(&run),
+        "--set",
+        "budget.env_steps=100000000",
+        "--set",
+        "checkpoint.every_updates=100000",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let logged =
+        || std::fs::read_to_string(run.join("metrics.csv")).is_ok_and(|t| t.lines().count() > 20);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !logged() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing logged in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let ckpts = run.join("checkpoints");
+    assert!(
+        !ckpts.exists() || names(&ckpts).is_empty(),
+        "killed after a checkpoint"
+    );
+    // The same command again, with a budget it finishes: every (step, tag) once.
     train_tiny(&run, &[]);
     let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
     let mut seen = std::collections::HashSet::new();
@@ -166,7 +195,6 @@ fn a_rerun_of_a_run_killed_before_its_first_checkpoint_logs_each_update_once() {
         let cols: Vec<&str> = line.split(',').collect();
         assert!(seen.insert((cols[1], cols[2])), "logged twice: {line}");
     }
-    assert!(!csv.contains(",0.5\n"), "the old attempt's rows stay");
     // A folder that holds anything a run does not write is not taken for one.
     let stranger = root.join("stranger");
     std::fs::create_dir_all(&stranger).unwrap();
@@ -417,5 +445,77 @@ fn a_full_disk_keeps_the_previous_results_and_exports() {
         .filter(|n| !n.starts_with('.'))
         .collect();
     assert_eq!(visible, ["ballast", "eval", "ex"]);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The last stdout line of a command that succeeded, as JSON.
+fn json_line(out: &Output) -> serde_json::Value {
+    succeeds(out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last().expect("a result line")).expect("JSON")
+}
+
+#[test]
+fn a_killed_sweep_resumes_to_the_rows_of_an_uninterrupted_one() {
+    let root = temp("sweep-kill");
+    std::fs::create_dir_all(&root).unwrap();
+    let suite = root.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "networks:\n  - {bw_pps: 200, delay_s: 0.05, queue_pkts: 20}\n\
+         objectives: [[0.6, 0.3, 0.1]]\nseeds: [0]\nsteps: 20\n",
+    )
+    .unwrap();
+    let args = |out: &Path, resume: bool| {
+        let mut a: Vec<String> = [
+            "sweep",
+            "configs/tiny-mocc.yaml",
+            "--omega",
+            "3,6",
+            "--suite",
+            s(&suite),
+            "--out",
+            s(out),
+            "--set",
+            "budget.env_steps=1536",
+        ]
+        .map(String::from)
+        .to_vec();
+        if resume {
+            a.push("--resume".into());
+        }
+        a
+    };
+    let run = |a: Vec<String>| mocc(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let whole = json_line(&run(args(&root.join("whole"), false)));
+    let cut = root.join("cut");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args(args(&cut, false))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the second run has saved a checkpoint.
+    let second = cut.join("omega-6/checkpoints");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !(second.exists() && !names(&second).is_empty()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint of omega 6 in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    fails_naming(&run(args(&cut, false)), "continue it with --resume");
+    let resumed = json_line(&run(args(&cut, true)));
+    let (whole, resumed) = (whole.as_array().unwrap(), resumed.as_array().unwrap());
+    assert_eq!(whole.len(), resumed.len());
+    for (a, b) in whole.iter().zip(resumed) {
+        for key in ["omega", "env_steps", "mean", "p10", "p50", "p90"] {
+            assert_eq!(a[key], b[key], "{key}: {a} against {b}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&root);
 }

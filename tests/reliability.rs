@@ -380,9 +380,16 @@ fn resume_rolls_metrics_back_to_the_checkpoint() {
 fn a_run_folder_has_one_writer() {
     let run = temp("locked");
     train_tiny(&run, &[]);
+    assert!(
+        !run.join("mocc.lock").exists(),
+        "a finished run leaves its lock file"
+    );
+    // Another process holds the folder's lock (as a running `mocc train` does).
     let lock = File::options()
         .read(true)
         .write(true)
+        .create(true)
+        .truncate(false)
         .open(run.join("mocc.lock"))
         .unwrap();
     match lock.try_lock() {

@@ -12,7 +12,7 @@ use mocc_net::timing::monotonic_ns;
 use mocc_net::transport::{run_controlled_flow, run_tcp_flow, FlowOutcome, RateDriver};
 use mocc_net::{run_schedule, AppliedChange, NetError, PathChange, PathSpec, Topology};
 use mocc_plot::chart::PlotError;
-use mocc_policy::{MetricsVersion, RttTally};
+use mocc_policy::{MetricsVersion, Replaceable, RttTally, StagedDir};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -226,9 +226,21 @@ pub struct RunReport {
     pub summary: Summary,
 }
 
+/// What `mocc net run` writes to `--out`: results.csv (the marker), one mis-<k>.csv per flow
+/// and the figure; an earlier run's outputs there are replaced as a whole.
+pub const NET_RUN_OUTPUTS: Replaceable = Replaceable {
+    what: "a real-path run's outputs",
+    owns: |name, is_dir| !is_dir && (name.ends_with(".csv") || name.ends_with(".png")),
+    marker: "results.csv",
+};
+
+/// The run's figure in its output folder.
+const FIGURE: &str = "timeseries.png";
+
 /// Runs `requests` together on `path` for `duration` seconds (learned flows start at
 /// `start_rate` packets/s, default half the bottleneck's rate) and writes results.csv, one
-/// mis-<k>.csv per flow and timeseries.png into `out`.
+/// mis-<k>.csv per flow and timeseries.png into `out` (new, empty or an earlier run's outputs),
+/// which appears with all of them or not at all.
 pub fn run_flows(
     path: &RunPath,
     requests: &[FlowRequest],
@@ -249,9 +261,9 @@ pub fn run_flows(
         .iter()
         .map(|r| sender_for(r, start_rate))
         .collect::<Result<Vec<_>, _>>()?;
-    std::fs::create_dir_all(out).map_err(|source| RunError::Write {
-        path: out.to_path_buf(),
-        source,
+    let staged = StagedDir::replacing(out, NET_RUN_OUTPUTS).map_err(|e| RunError::Write {
+        path: e.path,
+        source: e.source,
     })?;
     let topology = Topology::create(&link).map_err(net_error("cannot build the emulated path"))?;
     let changes = path.timeline.changes(duration);
@@ -260,9 +272,13 @@ pub fn run_flows(
         .close()
         .map_err(net_error("cannot remove the emulated path"))?;
     let rows = result_rows(path, together.start_ns, requests, &together.outcomes);
-    write_results(out, &rows, &together.outcomes)?;
-    let figure = out.join("timeseries.png");
-    draw_run(&figure, path, requests, &together)?;
+    write_results(staged.path(), &rows, &together.outcomes)?;
+    draw_run(&staged.path().join(FIGURE), path, requests, &together)?;
+    staged.commit().map_err(|e| RunError::Write {
+        path: e.path,
+        source: e.source,
+    })?;
+    let figure = out.join(FIGURE);
     let span = together
         .outcomes
         .iter()

@@ -1,6 +1,7 @@
 //! One writer per run folder: an exclusive lock on `<run>/mocc.lock`, which names its holder
 //! (PID and host). The operating system releases it when the holder exits, even on `kill -9`,
-//! so a crashed run never leaves a stale lock.
+//! so a crashed run never leaves a stale lock (only its file, which the next run reuses); a
+//! run that ends removes the file.
 
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
@@ -33,11 +34,18 @@ pub enum RunLockError {
     },
 }
 
-/// An exclusive lock on a run folder, held until dropped.
+/// An exclusive lock on a run folder, held until dropped. Dropping it removes the lock file
+/// (a finished run leaves none behind); a process that opened the file just before that
+/// finds, once it holds the lock, that the file is no longer the folder's, and opens the new
+/// one instead.
 #[derive(Debug)]
 pub struct RunLock {
-    _file: File,
+    file: File,
+    path: PathBuf,
 }
+
+/// How many times [`RunLock::acquire`] reopens a lock file that was removed under it.
+const REOPENS: usize = 8;
 
 impl RunLock {
     /// Takes the lock of `run_dir` (created if missing), or says who holds it.
@@ -57,35 +65,65 @@ impl RunLock {
             });
         }
         std::fs::create_dir_all(run_dir).map_err(io)?;
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let holder = holder.trim();
-                return Err(RunLockError::Busy {
-                    path,
-                    holder: if holder.is_empty() {
-                        "another process".into()
-                    } else {
-                        holder.to_string()
-                    },
-                });
+        for _ in 0..REOPENS {
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(io)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => return Err(busy(&path, &mut file)),
+                Err(TryLockError::Error(e)) => return Err(io(e)),
             }
-            Err(TryLockError::Error(e)) => return Err(io(e)),
+            if !is_the_file_at(&file, &path) {
+                // Its holder removed it as it finished: the folder's lock is a new file.
+                continue;
+            }
+            file.set_len(0).map_err(io)?;
+            file.rewind().map_err(io)?;
+            writeln!(file, "PID {} on {}", std::process::id(), host_name()).map_err(io)?;
+            file.flush().map_err(io)?;
+            return Ok(Self { file, path });
         }
-        file.set_len(0).map_err(io)?;
-        file.rewind().map_err(io)?;
-        writeln!(file, "PID {} on {}", std::process::id(), host_name()).map_err(io)?;
-        file.flush().map_err(io)?;
-        Ok(Self { _file: file })
+        Err(io(std::io::Error::other(
+            "the lock file keeps being replaced by other processes",
+        )))
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // Removed while still held, so no process can take the lock of a file that is gone.
+        if is_the_file_at(&self.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// The error for a lock another process holds, naming what its file says of the holder.
+fn busy(path: &Path, file: &mut File) -> RunLockError {
+    let mut holder = String::new();
+    let _ = file.read_to_string(&mut holder);
+    let holder = holder.trim();
+    RunLockError::Busy {
+        path: path.to_path_buf(),
+        holder: if holder.is_empty() {
+            "another process".into()
+        } else {
+            holder.to_string()
+        },
+    }
+}
+
+/// Whether `file` is the file now at `path` (the same inode on the same device).
+fn is_the_file_at(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -112,9 +150,30 @@ mod tests {
         assert!(e.contains(&format!("PID {}", std::process::id())), "{e}");
         assert!(e.contains("in use"), "{e}");
         drop(first);
+        assert!(
+            !dir.join(LOCK_FILE).exists(),
+            "a released lock leaves no file"
+        );
         let again = RunLock::acquire(&dir);
         assert!(again.is_ok());
         drop(again);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_lock_file_removed_under_a_waiting_opener_is_not_taken() {
+        // What a process that opened the file just before its holder removed it sees: it locks
+        // an inode that is no longer the folder's lock, and must not count that as the lock.
+        let dir = std::env::temp_dir().join(format!("mocc-lock-gone-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(LOCK_FILE);
+        let stale = File::create(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(!is_the_file_at(&stale, &path));
+        let lock = RunLock::acquire(&dir).unwrap();
+        assert!(is_the_file_at(&lock.file, &path));
+        drop(lock);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
