@@ -628,6 +628,47 @@ fn every_duration_count_and_input_has_a_stated_maximum() {
             ],
             "--iterations: must lie in [1, 1000000]",
         ),
+        (
+            vec![
+                "experiment",
+                "adaptation",
+                "--from",
+                "/nonexistent",
+                "--iterations",
+                "99999999",
+            ],
+            "--iterations: must lie in [1, 1000000]",
+        ),
+        (
+            vec![
+                "net",
+                "run",
+                "--link",
+                NET,
+                "--flow",
+                "const:10",
+                "--duration",
+                "1e12",
+                "--out",
+                "/nonexistent/x",
+            ],
+            "--duration: must lie in (0, 86400] seconds",
+        ),
+        (
+            vec![
+                "net",
+                "compare",
+                "--policy",
+                "cubic",
+                "--suite",
+                "configs/eval/aurora-12.yaml",
+                "--repeats",
+                "4294967295",
+                "--out",
+                "/nonexistent/x",
+            ],
+            "--repeats: must lie in [1, 1000]",
+        ),
     ] {
         fails_naming(&mocc(&args), flag);
     }

@@ -147,26 +147,75 @@ pub struct FileError {
 /// any real one, and a bound on what a mistaken path (`/dev/zero`, a video) can take.
 pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The text of the file at `path` (at most [`MAX_INPUT_BYTES`]), or the error naming it.
-pub fn read_text(path: &Path) -> Result<String, FileError> {
+/// The largest weights or state file read (an export's safetensors, a checkpoint's
+/// model.safetensors and state.json): far above any model this project trains, and a bound on
+/// what a mistaken path (`/dev/zero`) can take.
+pub const MAX_MODEL_BYTES: u64 = 1 << 30;
+
+/// The bytes of the file at `path` (at most `max`), or the error naming it.
+pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, FileError> {
     use std::io::Read;
     let at = |source| FileError {
         path: path.to_path_buf(),
         source,
     };
     let file = std::fs::File::open(path).map_err(at)?;
-    let mut text = String::new();
-    file.take(MAX_INPUT_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(at)?;
-    if text.len() as u64 > MAX_INPUT_BYTES {
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(at)?;
+    if bytes.len() as u64 > max {
         return Err(at(std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,
-            format!(
-                "larger than {} MiB: not an input file of mocc",
-                MAX_INPUT_BYTES >> 20
-            ),
+            format!("larger than {} MiB: not a file of mocc", max >> 20),
         )));
     }
-    Ok(text)
+    Ok(bytes)
+}
+
+/// The text of the file at `path` (at most [`MAX_INPUT_BYTES`]), or the error naming it.
+pub fn read_text(path: &Path) -> Result<String, FileError> {
+    let bytes = read_bytes(path, MAX_INPUT_BYTES).map_err(|e| FileError {
+        path: e.path,
+        source: if e.source.kind() == std::io::ErrorKind::FileTooLarge {
+            std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!(
+                    "larger than {} MiB: not an input file of mocc",
+                    MAX_INPUT_BYTES >> 20
+                ),
+            )
+        } else {
+            e.source
+        },
+    })?;
+    String::from_utf8(bytes).map_err(|e| FileError {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_stop_at_their_bound() {
+        let err = read_bytes(Path::new("/dev/zero"), 4096).unwrap_err();
+        assert_eq!(err.source.kind(), std::io::ErrorKind::FileTooLarge);
+        assert!(
+            err.to_string().starts_with("/dev/zero: larger than"),
+            "{err}"
+        );
+        let err = read_text(Path::new("/dev/zero")).unwrap_err();
+        assert!(
+            err.to_string().contains("not an input file of mocc"),
+            "{err}"
+        );
+        let dir = std::env::temp_dir().join(format!("mocc-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("small");
+        std::fs::write(&f, b"four").unwrap();
+        assert_eq!(read_bytes(&f, 4).unwrap(), b"four");
+        assert!(read_bytes(&f, 3).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -134,7 +134,7 @@ impl Policy {
             });
         }
         let weights_path = dir.join(&spec.weights.file);
-        let bytes = std::fs::read(&weights_path).map_err(io(&weights_path))?;
+        let bytes = crate::error::read_bytes(&weights_path, crate::error::MAX_MODEL_BYTES)?;
         let actual = sha256_hex(&bytes);
         if actual != spec.weights.sha256.to_ascii_lowercase() {
             return Err(PolicyError::Checksum {

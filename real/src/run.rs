@@ -226,6 +226,21 @@ pub struct RunReport {
     pub summary: Summary,
 }
 
+/// The longest real-path run (a day): a run holds the host's namespaces and a core while it
+/// lasts.
+pub const MAX_DURATION_S: f64 = 86_400.0;
+
+/// Refuses a run length outside (0, [`MAX_DURATION_S`]] seconds, naming `--duration`.
+pub fn check_duration(duration: f64) -> Result<(), String> {
+    if duration > 0.0 && duration <= MAX_DURATION_S {
+        Ok(())
+    } else {
+        Err(format!(
+            "--duration: must lie in (0, {MAX_DURATION_S}] seconds (got {duration})"
+        ))
+    }
+}
+
 /// What `mocc net run` writes to `--out`: results.csv (the marker), one mis-<k>.csv per flow
 /// and the figure; an earlier run's outputs there are replaced as a whole.
 pub const NET_RUN_OUTPUTS: Replaceable = Replaceable {
@@ -249,11 +264,7 @@ pub fn run_flows(
     out: &Path,
 ) -> Result<RunReport, RunError> {
     let link = path.timeline.initial();
-    if !(duration.is_finite() && duration > 0.0) {
-        return Err(RunError::Invalid(format!(
-            "--duration: must be > 0 (got {duration})"
-        )));
-    }
+    check_duration(duration).map_err(RunError::Invalid)?;
     let start_rate = start_rate.unwrap_or(link.bandwidth_pps / 2.0);
     mocc_gym::limits::check_rate(start_rate)
         .map_err(|m| RunError::Invalid(format!("--start-rate: {m}")))?;

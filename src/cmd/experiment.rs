@@ -70,13 +70,24 @@ struct AdaptationArgs {
     resume: bool,
 }
 
+/// The most PPO iterations of one of the experiment's runs.
+const MAX_ITERATIONS: u64 = 1_000_000;
+/// The most new objectives the experiment draws.
+const MAX_OBJECTIVES: u64 = 1_000;
+
 /// Runs `mocc experiment ...`; the last stdout line is a JSON summary.
 pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
     super::ranks::Ranks::join()?.alone("mocc experiment")?;
     let Experiment::Adaptation(a) = args.what;
-    if a.snapshot_every == 0 || a.k == 0 {
-        anyhow::bail!("--snapshot-every and --k must be >= 1");
-    }
+    super::check_count("iterations", a.iterations, MAX_ITERATIONS)?;
+    super::check_count("scratch-iterations", a.scratch_iterations, MAX_ITERATIONS)?;
+    super::check_count(
+        "forgetting-iterations",
+        a.forgetting_iterations,
+        MAX_ITERATIONS,
+    )?;
+    super::check_count("snapshot-every", a.snapshot_every, MAX_ITERATIONS)?;
+    super::check_count("k", a.k as u64, MAX_OBJECTIVES)?;
     let ckpt =
         Checkpoint::open(&a.from).with_context(|| format!("cannot use {}", a.from.display()))?;
     let state = &ckpt.state;

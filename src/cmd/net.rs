@@ -4,6 +4,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use mocc_real::compare::{compare, CompareError, RealRuns};
 use mocc_real::path::rate_driver;
+use mocc_real::run::check_duration;
 use mocc_real::run::{self, FlowRequest, RunPath};
 use std::io::Write;
 use std::path::PathBuf;
@@ -89,13 +90,12 @@ pub fn run(args: NetArgs) -> anyhow::Result<()> {
     })?
 }
 
+/// The most real runs per network and objective of a comparison.
+const MAX_REPEATS: u64 = 1_000;
+
 fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
-    if !(a.duration.is_finite() && a.duration > 0.0) {
-        bail!("--duration: must be > 0 (got {})", a.duration);
-    }
-    if a.repeats == 0 {
-        bail!("--repeats: must be >= 1 (got 0)");
-    }
+    check_duration(a.duration).map_err(anyhow::Error::msg)?;
+    super::check_count("repeats", u64::from(a.repeats), MAX_REPEATS)?;
     let suite = mocc_eval::suite::Suite::load(&a.suite)?;
     if suite.networks.is_empty() {
         bail!(
@@ -151,9 +151,7 @@ fn run_flows(a: RunArgs) -> anyhow::Result<()> {
         Some(file) => RunPath::scenario(file)?,
         None => RunPath::link(a.link.as_deref().unwrap_or_default())?,
     };
-    if !(a.duration.is_finite() && a.duration > 0.0) {
-        bail!("--duration: must be > 0 (got {})", a.duration);
-    }
+    check_duration(a.duration).map_err(anyhow::Error::msg)?;
     let requests = a
         .flows
         .iter()

@@ -77,13 +77,25 @@ fn train_on(ranks: &Ranks, args: TrainArgs) -> anyhow::Result<()> {
         (None, None) => anyhow::bail!("a CONFIG file (or --resume CHECKPOINT) is required"),
     };
     if ranks.world.ranks() == 1 {
-        stop_on_signals();
-        trainer.stop_when(&STOP);
+        stop_cleanly_on_signals(&mut trainer);
     }
     let (summary, _) = run_with_progress(&mut trainer)?;
     if ranks.is_root() {
         super::print_line(serde_json::to_string(&summary)?)?;
     }
+    exit_if_interrupted(&summary, &trainer);
+    Ok(())
+}
+
+/// Makes the first SIGINT or SIGTERM stop `trainer` after the update in progress, with a
+/// checkpoint (one process only: ranks would stop at different updates).
+pub fn stop_cleanly_on_signals(trainer: &mut Trainer) {
+    stop_on_signals();
+    trainer.stop_when(&STOP);
+}
+
+/// After a run a signal stopped: says how to continue it and exits with 128 + the signal.
+pub fn exit_if_interrupted(summary: &TrainSummary, trainer: &Trainer) {
     if summary.interrupted {
         eprintln!(
             "interrupted: saved {}; continue with `mocc train --resume {}`",
@@ -92,7 +104,6 @@ fn train_on(ranks: &Ranks, args: TrainArgs) -> anyhow::Result<()> {
         );
         std::process::exit(128 + STOP_SIGNAL.load(Ordering::SeqCst));
     }
-    Ok(())
 }
 
 /// Set by SIGINT or SIGTERM: training stops after the update in progress, with a checkpoint.

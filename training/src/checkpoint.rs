@@ -136,7 +136,7 @@ pub struct InputDigest {
 impl InputDigest {
     /// The digest of `path` now.
     pub fn of(path: &Path) -> Result<Self, CheckpointError> {
-        let bytes = std::fs::read(path).map_err(io(path))?;
+        let bytes = read_model_file(path)?;
         Ok(Self {
             path: path.to_path_buf(),
             sha256: sha256_hex(&bytes),
@@ -333,6 +333,14 @@ pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
     }))
 }
 
+/// A checkpoint file's bytes, within [`mocc_policy::error::MAX_MODEL_BYTES`].
+fn read_model_file(path: &Path) -> Result<Vec<u8>, CheckpointError> {
+    Ok(mocc_policy::error::read_bytes(
+        path,
+        mocc_policy::error::MAX_MODEL_BYTES,
+    )?)
+}
+
 /// The folder of a run's checkpoints, inside its run folder.
 pub const CHECKPOINTS_DIR: &str = "checkpoints";
 
@@ -397,7 +405,7 @@ struct StateHeader {
 
 fn read_header(ckpt: &Path) -> Result<StateHeader, CheckpointError> {
     let state_path = ckpt.join(STATE);
-    let bytes = std::fs::read(&state_path).map_err(io(&state_path))?;
+    let bytes = read_model_file(&state_path)?;
     serde_json::from_slice(&bytes).map_err(|e| CheckpointError::Corrupt {
         path: state_path,
         message: e.to_string(),
@@ -451,7 +459,7 @@ pub fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>, CheckpointError> {
 /// Loads a checkpoint folder.
 pub fn load(path: &Path) -> Result<(CheckpointState, HashMap<String, Tensor>), CheckpointError> {
     let state_path = path.join(STATE);
-    let bytes = std::fs::read(&state_path).map_err(io(&state_path))?;
+    let bytes = read_model_file(&state_path)?;
     let state: CheckpointState =
         serde_json::from_slice(&bytes).map_err(|e| CheckpointError::Corrupt {
             path: state_path.clone(),
@@ -469,7 +477,7 @@ pub fn load(path: &Path) -> Result<(CheckpointState, HashMap<String, Tensor>), C
     // Before its tensors, libtorch's first kernels in a process that resumes the run.
     prepare_kernels(state.config.ppo.numerics);
     let weights = path.join(WEIGHTS);
-    let bytes = std::fs::read(&weights).map_err(io(&weights))?;
+    let bytes = read_model_file(&weights)?;
     if let Some(expected) = &state.weights_sha256 {
         let actual = sha256_hex(&bytes);
         if &actual != expected {
@@ -576,7 +584,7 @@ pub fn load_score(path: &Path) -> Option<f64> {
     struct Score {
         recent_return: Option<f64>,
     }
-    let bytes = std::fs::read(path.join(STATE)).ok()?;
+    let bytes = read_model_file(&path.join(STATE)).ok()?;
     serde_json::from_slice::<Score>(&bytes).ok()?.recent_return
 }
 

@@ -163,11 +163,11 @@ fn start_afresh(run_dir: &Path) -> Result<(), TrainError> {
         |message: String| TrainError::Incompatible(format!("{}: {message}", run_dir.display()));
     let ckpts = run_dir.join(checkpoint::CHECKPOINTS_DIR);
     if ckpts.is_dir() && checkpoint::list(&ckpts).is_ok_and(|l| !l.is_empty()) {
-        return Err(refuse(
-            "this run folder already holds checkpoints; continue it with --resume or choose \
-             another --out"
-                .into(),
-        ));
+        return Err(refuse(format!(
+            "this run folder already holds checkpoints; continue it with `mocc train \
+                 --resume {}` or choose another --out",
+            run_dir.display()
+        )));
     }
     let io = |source| TrainError::Io {
         path: run_dir.to_path_buf(),
