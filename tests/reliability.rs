@@ -805,3 +805,17 @@ fn simulate_reports_the_run_and_the_reward_the_objective_asks_for() {
         "a MOCC reward lies in [0, 1]: {with_objective}"
     );
 }
+
+#[test]
+fn a_run_log_that_never_ends_is_refused_by_plot() {
+    let run = temp("endless-log");
+    std::fs::create_dir_all(&run).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", run.join("metrics.csv")).unwrap();
+    let png = run.join("curve.png");
+    let out = finishes_within(
+        &["plot", "curve", s(&run), "--out", s(&png)],
+        std::time::Duration::from_secs(60),
+    );
+    fails_naming(&out, "larger than 1024 MiB");
+    std::fs::remove_dir_all(&run).unwrap();
+}

@@ -165,7 +165,7 @@ pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, FileError> {
     if bytes.len() as u64 > max {
         return Err(at(std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,
-            format!("larger than {} MiB: not a file of mocc", max >> 20),
+            format!("larger than {} MiB: not an input file of mocc", max >> 20),
         )));
     }
     Ok(bytes)
@@ -173,20 +173,13 @@ pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, FileError> {
 
 /// The text of the file at `path` (at most [`MAX_INPUT_BYTES`]), or the error naming it.
 pub fn read_text(path: &Path) -> Result<String, FileError> {
-    let bytes = read_bytes(path, MAX_INPUT_BYTES).map_err(|e| FileError {
-        path: e.path,
-        source: if e.source.kind() == std::io::ErrorKind::FileTooLarge {
-            std::io::Error::new(
-                std::io::ErrorKind::FileTooLarge,
-                format!(
-                    "larger than {} MiB: not an input file of mocc",
-                    MAX_INPUT_BYTES >> 20
-                ),
-            )
-        } else {
-            e.source
-        },
-    })?;
+    read_text_within(path, MAX_INPUT_BYTES)
+}
+
+/// The text of the file at `path` (at most `max` bytes: logs a run wrote may be larger than
+/// an input file), or the error naming it.
+pub fn read_text_within(path: &Path, max: u64) -> Result<String, FileError> {
+    let bytes = read_bytes(path, max)?;
     String::from_utf8(bytes).map_err(|e| FileError {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),

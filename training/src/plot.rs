@@ -17,7 +17,8 @@ pub fn read_metrics(path: &Path) -> Result<BTreeMap<String, Vec<(f64, f64)>>, Pl
         path: path.to_path_buf(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    let text = mocc_policy::error::read_text_within(path, mocc_policy::error::MAX_MODEL_BYTES)
+        .map_err(|e| err(e.source.to_string()))?;
     let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for (i, line) in text.lines().enumerate().skip(1) {
         let cols: Vec<&str> = line.split(',').collect();
