@@ -19,8 +19,10 @@ use tch::{nn, Device, Tensor};
 
 /// Format version of `state.json`.
 pub const CHECKPOINT_FORMAT: u32 = 1;
-const WEIGHTS: &str = "model.safetensors";
-const STATE: &str = "state.json";
+/// A checkpoint's weights file.
+pub(crate) const WEIGHTS: &str = "model.safetensors";
+/// A checkpoint's state file.
+pub(crate) const STATE: &str = "state.json";
 
 /// Errors of checkpoint I/O; each names the file.
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +65,7 @@ pub enum CheckpointError {
     },
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
     move |source| {
         CheckpointError::Io(mocc_policy::FileError {
             path: path.to_path_buf(),
@@ -233,7 +235,7 @@ impl CheckpointState {
 }
 
 /// The folder name of the checkpoint after `updates` updates.
-fn checkpoint_name(updates: u64) -> String {
+pub(crate) fn checkpoint_name(updates: u64) -> String {
     format!("ckpt-{updates:08}")
 }
 
@@ -288,13 +290,13 @@ fn remove_stale_temporaries(dir: &Path) {
     }
 }
 
-fn fsync_file(path: &Path) -> Result<(), CheckpointError> {
+pub(crate) fn fsync_file(path: &Path) -> Result<(), CheckpointError> {
     std::fs::File::open(path)
         .and_then(|f| f.sync_all())
         .map_err(io(path))
 }
 
-fn fsync_dir(dir: &Path) -> Result<(), CheckpointError> {
+pub(crate) fn fsync_dir(dir: &Path) -> Result<(), CheckpointError> {
     // Directories can be fsynced on Unix; elsewhere this is best effort.
     match std::fs::File::open(dir).and_then(|f| f.sync_all()) {
         Ok(()) => Ok(()),
@@ -334,7 +336,7 @@ pub fn resolve(path: &Path) -> Result<PathBuf, CheckpointError> {
 }
 
 /// A checkpoint file's bytes, within [`mocc_policy::error::MAX_MODEL_BYTES`].
-fn read_model_file(path: &Path) -> Result<Vec<u8>, CheckpointError> {
+pub(crate) fn read_model_file(path: &Path) -> Result<Vec<u8>, CheckpointError> {
     Ok(mocc_policy::error::read_bytes(
         path,
         mocc_policy::error::MAX_MODEL_BYTES,
@@ -343,101 +345,6 @@ fn read_model_file(path: &Path) -> Result<Vec<u8>, CheckpointError> {
 
 /// The folder of a run's checkpoints, inside its run folder.
 pub const CHECKPOINTS_DIR: &str = "checkpoints";
-
-/// The run folder that holds checkpoint folder `ckpt` (`<run>/checkpoints/ckpt-N`), which a
-/// resume writes into (metrics, further checkpoints, retention). A checkpoint anywhere else,
-/// or one whose config differs from that of the run's newest other checkpoint (a checkpoint
-/// copied into another run's folder), is refused: resuming it would prune and append to a run
-/// it does not belong to. [`adopt`] continues such a checkpoint in a run folder of its own.
-pub fn run_dir_of(ckpt: &Path) -> Result<PathBuf, CheckpointError> {
-    let foreign = |message: String| CheckpointError::NotInRun {
-        path: ckpt.to_path_buf(),
-        message,
-    };
-    let ckpts = ckpt
-        .parent()
-        .filter(|p| p.file_name().is_some_and(|n| n == CHECKPOINTS_DIR))
-        .ok_or_else(|| {
-            foreign(format!(
-                "lies outside a run's {CHECKPOINTS_DIR}/ folder, so no run folder owns it; \
-                 continue it in a new run folder with --resume CHECKPOINT --out NEW_RUN"
-            ))
-        })?;
-    let run = match ckpts.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let own = read_identity(ckpt)?;
-    let siblings = list(ckpts)?;
-    let newest_other = siblings.iter().rev().find(|(_, p)| !same_folder(p, ckpt));
-    if let Some((_, other)) = newest_other {
-        if read_identity(other)? != own {
-            return Err(foreign(format!(
-                "was written by another config than the run's {} (a checkpoint copied into \
-                 {}?); continue it in a new run folder with --resume CHECKPOINT --out NEW_RUN",
-                other.display(),
-                run.display()
-            )));
-        }
-    }
-    Ok(run)
-}
-
-/// Whether two paths name the same folder.
-fn same_folder(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
-}
-
-/// What identifies the run a checkpoint belongs to: its resolved config (seed included).
-fn read_identity(ckpt: &Path) -> Result<serde_json::Value, CheckpointError> {
-    Ok(read_header(ckpt)?.config)
-}
-
-/// The parts of a checkpoint's state.json that say which run and how far.
-#[derive(Deserialize)]
-struct StateHeader {
-    config: serde_json::Value,
-    counters: Counters,
-}
-
-fn read_header(ckpt: &Path) -> Result<StateHeader, CheckpointError> {
-    let state_path = ckpt.join(STATE);
-    let bytes = read_model_file(&state_path)?;
-    serde_json::from_slice(&bytes).map_err(|e| CheckpointError::Corrupt {
-        path: state_path,
-        message: e.to_string(),
-    })
-}
-
-/// Copies checkpoint folder `ckpt` into `run`'s checkpoints (a new run folder, or one without
-/// checkpoints), so that the run continues there; returns the copy.
-pub fn adopt(ckpt: &Path, run: &Path) -> Result<PathBuf, CheckpointError> {
-    let dir = run.join(CHECKPOINTS_DIR);
-    if dir.is_dir() && !list(&dir)?.is_empty() {
-        return Err(CheckpointError::NotInRun {
-            path: run.to_path_buf(),
-            message: "already holds checkpoints of its own; continue a checkpoint in a new \
-                      run folder"
-                .into(),
-        });
-    }
-    let name = checkpoint_name(read_header(ckpt)?.counters.updates);
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    let tmp = dir.join(format!("{name}.tmp-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
-    for file in [STATE, WEIGHTS] {
-        let to = tmp.join(file);
-        std::fs::copy(ckpt.join(file), &to).map_err(io(&ckpt.join(file)))?;
-        fsync_file(&to)?;
-    }
-    let copy = dir.join(&name);
-    std::fs::rename(&tmp, &copy).map_err(io(&copy))?;
-    fsync_dir(&dir)?;
-    Ok(copy)
-}
 
 /// Completed checkpoints in `dir` as (updates, path); temporary folders are ignored.
 pub fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>, CheckpointError> {

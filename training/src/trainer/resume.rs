@@ -20,10 +20,10 @@ impl Trainer {
 
     /// [`Self::resume`] on the ranks of `world`, as many as wrote the checkpoint. The
     /// checkpoint must lie in its own run's `checkpoints/` folder
-    /// ([`checkpoint::run_dir_of`]).
+    /// ([`run_folder::run_dir_of`](crate::run_folder::run_dir_of)).
     pub fn resume_on(checkpoint: &Path, world: World) -> Result<Self, TrainError> {
         let resolved = checkpoint::resolve(checkpoint)?;
-        let run_dir = checkpoint::run_dir_of(&resolved)?;
+        let run_dir = crate::run_folder::run_dir_of(&resolved)?;
         let lock = lock_on_rank_zero(&run_dir, &*world)?;
         Self::resume_locked(&resolved, &run_dir, lock, world)
     }
@@ -39,7 +39,7 @@ impl Trainer {
         let resolved = checkpoint::resolve(checkpoint)?;
         let lock = lock_on_rank_zero(run_dir, &*world)?;
         let copy = if world.rank() == 0 {
-            checkpoint::adopt(&resolved, run_dir)?
+            crate::run_folder::adopt(&resolved, run_dir)?
         } else {
             resolved
         };
