@@ -748,24 +748,30 @@ fn adapt_and_the_adaptation_experiment_end_to_end() {
 
     let exp = temp_path("adapt-exp");
     let _ = std::fs::remove_dir_all(&exp);
-    let r = stdout_json(&mocc(&[
-        "experiment",
-        "adaptation",
-        "--from",
-        run.to_str().unwrap(),
-        "--k",
-        "2",
-        "--iterations",
-        "2",
-        "--scratch-iterations",
-        "3",
-        "--forgetting-iterations",
-        "2",
-        "--snapshot-every",
-        "1",
-        "--out",
-        exp.to_str().unwrap(),
-    ]));
+    // The experiment on tiny budgets, with `extra` flags.
+    let experiment = |extra: &[&str]| {
+        let mut a = vec![
+            "experiment",
+            "adaptation",
+            "--from",
+            run.to_str().unwrap(),
+            "--k",
+            "2",
+            "--iterations",
+            "2",
+            "--scratch-iterations",
+            "3",
+            "--forgetting-iterations",
+            "2",
+            "--snapshot-every",
+            "1",
+            "--out",
+            exp.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        mocc(&a)
+    };
+    let r = stdout_json(&experiment(&[]));
     for key in [
         "initial_ratio",
         "speedup_iterations",
@@ -791,39 +797,8 @@ fn adapt_and_the_adaptation_experiment_end_to_end() {
     let last = exp.join("forget-single");
     std::fs::remove_file(last.join("result.json")).unwrap();
     let finished = std::fs::read(exp.join("scratch-0/result.json")).unwrap();
-    let args = |extra: &[&'static str]| {
-        let mut a: Vec<String> = [
-            "experiment",
-            "adaptation",
-            "--from",
-            run.to_str().unwrap(),
-            "--k",
-            "2",
-            "--iterations",
-            "2",
-            "--scratch-iterations",
-            "3",
-            "--forgetting-iterations",
-            "2",
-            "--snapshot-every",
-            "1",
-            "--out",
-            exp.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        a.extend(extra.iter().map(|s| s.to_string()));
-        a
-    };
-    let refused = mocc(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
-    assert_fails_naming(&refused, "continue it with --resume");
-    let resumed = stdout_json(&mocc(
-        &args(&["--resume"])
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    ));
+    assert_fails_naming(&experiment(&[]), "continue it with --resume");
+    let resumed = stdout_json(&experiment(&["--resume"]));
     assert_eq!(
         std::fs::read(exp.join("scratch-0/result.json")).unwrap(),
         finished
