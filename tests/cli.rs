@@ -469,18 +469,24 @@ fn mocc_sweep_writes_csv_and_figure() {
          objectives: [[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]]\nseeds: [0]\nsteps: 20\n",
     )
     .unwrap();
-    let o = mocc(&[
-        "sweep",
-        "configs/tiny-mocc.yaml",
-        "--omega",
-        "3,6",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--set",
-        "budget.env_steps=384",
-    ]);
+    // The sweep on tiny budgets, with `extra` flags.
+    let sweep = |extra: &[&str]| {
+        let mut a = vec![
+            "sweep",
+            "configs/tiny-mocc.yaml",
+            "--omega",
+            "3,6",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "budget.env_steps=384",
+        ];
+        a.extend_from_slice(extra);
+        mocc(&a)
+    };
+    let o = sweep(&[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let rows: serde_json::Value =
         serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap()).unwrap();
@@ -515,22 +521,6 @@ fn mocc_sweep_writes_csv_and_figure() {
         .collect();
     ckpts.sort();
     std::fs::remove_dir_all(ckpts.last().unwrap()).unwrap();
-    let sweep = |extra: &[&str]| {
-        let mut a = vec![
-            "sweep",
-            "configs/tiny-mocc.yaml",
-            "--omega",
-            "3,6",
-            "--suite",
-            suite.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--set",
-            "budget.env_steps=384",
-        ];
-        a.extend_from_slice(extra);
-        mocc(&a)
-    };
     assert_fails_naming(&sweep(&[]), "continue it with --resume");
     let again = sweep(&["--resume"]);
     assert!(
