@@ -325,27 +325,12 @@ pub fn draw_figure(out: &Path, fig: &Figure) -> Result<(), PlotError> {
     let mut pixels = vec![0u8; width as usize * height as usize * 3];
     draw_into(&mut pixels, (width, height, title_h, legend_h), fig).map_err(d)?;
     let png = encode_png(pixels, width, height).map_err(d)?;
-    write_replacing(out, &png).map_err(|source| PlotError::Write {
-        path: out.to_path_buf(),
-        source,
+    mocc_policy::write_file_atomic(out, &png).map_err(|e| PlotError::Write {
+        path: e.path,
+        source: e.source,
     })
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`, so a figure is
-/// either the previous one or the whole new one.
-fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp-{}",
-        name.unwrap_or_default(),
-        std::process::id()
-    ));
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
 
 /// Encodes RGB pixels as PNG.
 fn encode_png(pixels: Vec<u8>, width: u32, height: u32) -> Result<Vec<u8>, String> {

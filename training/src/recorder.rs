@@ -58,9 +58,7 @@ pub fn truncate_csv_after(path: &Path, step: u64) -> std::io::Result<usize> {
     if dropped == 0 {
         return Ok(0);
     }
-    let tmp = path.with_extension(format!("csv.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, kept)?;
-    std::fs::rename(&tmp, path)?;
+    mocc_policy::write_file_atomic(path, kept.as_bytes()).map_err(|e| e.source)?;
     Ok(dropped)
 }
 
