@@ -33,6 +33,9 @@ MOCC_TEST_MPI ?= $(shell { [ "$$(id -u)" = 0 ] || command -v mpirun >/dev/null 2
 export LIBTORCH := $(LIBTORCH_DIR)/torch
 # Python tools the tests use (TensorBoard, to read our event files back).
 PYTOOLS_DIR := $(CACHE_DIR)/pytools
+# The virtual environment the Python package is built and tested in (maturin, Gymnasium,
+# PettingZoo, Stable-Baselines3 and PyPI's torch for the examples).
+PYTHON_ENV ?= $(CACHE_DIR)/python-env
 
 # The real-network tests (mocc-net) run as root; there a missing capability fails them
 # instead of skipping them (CI runs as root).
@@ -42,7 +45,8 @@ MOCC_REQUIRE_NET ?= $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
 BENCH_SCENARIO ?= configs/aurora-env.yaml
 BENCH_STEPS ?= 200000
 
-.PHONY: all libtorch pytools nettools mpitools build train test test-mpi bench bench-env fmt clippy
+.PHONY: all libtorch pytools nettools mpitools python-env python build train test test-mpi \
+	test-python bench bench-env bench-python fmt clippy
 
 all: build
 
@@ -60,6 +64,15 @@ nettools:
 
 mpitools:
 	scripts/install-mpi.sh
+
+python-env:
+	scripts/install-python-env.sh "$(PYTHON_ENV)"
+
+# The Python package `mocc` (python/), built optimized and installed into $(PYTHON_ENV):
+# `$(PYTHON_ENV)/bin/python -c "import mocc"`. Into an environment of your own:
+# `pip install ./python`.
+python: python-env
+	scripts/build-python.sh "$(PYTHON_ENV)" release
 
 build: libtorch $(MPI_DEPS)
 	$(CARGO) build --release $(FEATURES)
@@ -86,6 +99,14 @@ test: libtorch pytools nettools
 		MOCC_REQUIRE_NET=$(MOCC_REQUIRE_NET) MOCC_REQUIRE_ROOT=$(MOCC_REQUIRE_NET) \
 		$(CARGO) test --profile ci --workspace $(FEATURES)
 	$(MAKE) --no-print-directory test-mpi
+	$(MAKE) --no-print-directory test-python
+
+# The Python package: built (profile ci, whose artifacts `cargo test` made), its pytest suite,
+# the SB3 and CleanRL-style examples with their learning checks, the notebook.
+test-python: python-env
+	scripts/build-python.sh "$(PYTHON_ENV)" ci
+	$(CARGO) build --profile ci --bin mocc
+	scripts/test-python.sh "$(PYTHON_ENV)" target/ci/mocc
 
 # Data-parallel training on 2 ranks: equivalence with one process, resume, a killed rank.
 test-mpi: libtorch
@@ -95,6 +116,10 @@ ifeq ($(MOCC_TEST_MPI),1)
 else
 	@echo "test-mpi: skipped (OpenMPI is missing and installing it needs root: scripts/install-mpi.sh)"
 endif
+
+# VectorEnv.step from Python against `mocc bench env`, same scenario, envs and core.
+bench-python: python build
+	scripts/bench-python.sh "$(PYTHON_ENV)" ./target/release/mocc $(BENCH_SCENARIO)
 
 bench: libtorch
 	$(CARGO) bench -p mocc-gym --bench sim

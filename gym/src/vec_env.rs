@@ -70,6 +70,8 @@ pub struct VecEnv {
     ready: Vec<bool>,
     ready_lanes: Vec<usize>,
     infos: Vec<StepInfo>,
+    /// Per env: its episode ended and it began the next one during the last step.
+    restarted: Vec<bool>,
 }
 
 /// A borrowed view of one step's results, per lane.
@@ -92,6 +94,9 @@ pub struct VecStep<'a> {
     pub completed: &'a [bool],
     /// Lanes that need an action now.
     pub ready: &'a [bool],
+    /// Per env (not per lane): its episode ended (every learned sender done) and it began
+    /// the next one, whose lanes the observations and `ready` already show.
+    pub restarted: &'a [bool],
 }
 
 impl VecEnv {
@@ -147,6 +152,7 @@ impl VecEnv {
             ready: vec![false; lanes],
             ready_lanes: Vec::with_capacity(lanes),
             infos: vec![StepInfo::default(); lanes],
+            restarted: vec![false; n],
             envs,
             crew,
             obs_len,
@@ -254,6 +260,7 @@ impl VecEnv {
             .map_err(VecEnvError::Setup)?;
         self.envs = envs;
         self.final_obs.fill(0.0);
+        self.restarted.fill(false);
         self.gather_observations();
         self.gather_objectives();
         Ok(())
@@ -265,6 +272,7 @@ impl VecEnv {
         for_each_env(&mut self.crew, envs.len(), &|i| {
             lock(&envs[i]).reset(Some(seed))
         });
+        self.restarted.fill(false);
         self.gather_observations();
         &self.obs
     }
@@ -312,7 +320,35 @@ impl VecEnv {
         for (&lane, &a) in self.ready_lanes.iter().zip(actions) {
             self.lane_actions[lane] = Action::Delta(f64::from(a));
         }
-        self.step_lanes();
+        self.step_lanes(StepUntil::AnyDecision);
+        Ok(self.view())
+    }
+
+    /// Steps a batch of one learned sender per env as [`Env::step`] steps one env: every env
+    /// takes `actions[env]` and runs until its sender decides again (a base-RTT probe that
+    /// follows the MI runs to its end), so that after every step every lane is ready and has
+    /// completed an MI (Gymnasium's synchronous vector API). Finished episodes auto-reset as in
+    /// [`VecEnv::step`]. Scenarios with several learned senders decide at different times and
+    /// need [`VecEnv::step`].
+    pub fn step_every_env(&mut self, actions: &[f32]) -> Result<VecStep<'_>, VecEnvError> {
+        if self.slots != 1 {
+            return Err(VecEnvError::Setup(format!(
+                "a synchronous step needs one learned sender per env; this scenario has {} \
+                 (step the lanes that are ready instead)",
+                self.slots
+            )));
+        }
+        if actions.len() != self.envs.len() {
+            return Err(VecEnvError::Shape {
+                what: "actions (one per env)",
+                expected: self.envs.len(),
+                got: actions.len(),
+            });
+        }
+        for (slot, &a) in self.lane_actions.iter_mut().zip(actions) {
+            *slot = Action::Delta(f64::from(a));
+        }
+        self.step_lanes(StepUntil::SenderReady);
         Ok(self.view())
     }
 
@@ -321,7 +357,20 @@ impl VecEnv {
         for &lane in &self.ready_lanes {
             self.lane_actions[lane] = action(lane);
         }
-        self.step_lanes();
+        self.step_lanes(StepUntil::AnyDecision);
+    }
+
+    /// Resets env `i` with `seeds(i)`: `Some(s)` reseeds it with (s, i), `None` continues its
+    /// RNG (Gymnasium's `reset(seed=None)`). Returns the observations.
+    pub fn reset_each(&mut self, seeds: impl Fn(usize) -> Option<u64> + Sync) -> &[f32] {
+        let envs: Vec<Mutex<&mut Env>> = self.envs.iter_mut().map(Mutex::new).collect();
+        for_each_env(&mut self.crew, envs.len(), &|i| {
+            lock(&envs[i]).reset(seeds(i))
+        });
+        self.final_obs.fill(0.0);
+        self.restarted.fill(false);
+        self.gather_observations();
+        &self.obs
     }
 
     /// Whether envs step on the calling thread: with one worker thread or one env there is
@@ -330,8 +379,9 @@ impl VecEnv {
         self.envs.len() == 1 || self.crew.size() == 1
     }
 
-    /// Steps every env with the actions in `lane_actions`, then gathers the lanes' results.
-    fn step_lanes(&mut self) {
+    /// Steps every env with the actions in `lane_actions` until `until`, then gathers the
+    /// lanes' results.
+    fn step_lanes(&mut self, until: StepUntil) {
         let d = self.obs_len;
         let k = self.slots;
         let inline = self.inline();
@@ -340,6 +390,7 @@ impl VecEnv {
         let final_obs = &mut self.final_obs;
         let results = &mut self.lane_results;
         let actions = &self.lane_actions;
+        let restarted = &mut self.restarted;
         if inline {
             // One thread, or one env: the hand-off would be all the cost.
             envs.iter_mut()
@@ -347,8 +398,9 @@ impl VecEnv {
                 .zip(final_obs.chunks_exact_mut(d * k))
                 .zip(results.chunks_exact_mut(k))
                 .zip(actions.chunks_exact(k))
-                .for_each(|((((env, o), fo), res), acts)| {
-                    step_env(env, acts, res, o, fo, d);
+                .zip(restarted.iter_mut())
+                .for_each(|(((((env, o), fo), res), acts), again)| {
+                    *again = step_env(env, acts, res, o, fo, d, until);
                 });
         } else {
             let jobs: Vec<Mutex<EnvJob<'_>>> = envs
@@ -357,15 +409,19 @@ impl VecEnv {
                 .zip(final_obs.chunks_exact_mut(d * k))
                 .zip(results.chunks_exact_mut(k))
                 .zip(actions.chunks_exact(k))
-                .map(|((((env, obs), final_obs), results), actions)| {
-                    Mutex::new(EnvJob {
-                        env,
-                        obs,
-                        final_obs,
-                        results,
-                        actions,
-                    })
-                })
+                .zip(restarted.iter_mut())
+                .map(
+                    |(((((env, obs), final_obs), results), actions), restarted)| {
+                        Mutex::new(EnvJob {
+                            env,
+                            obs,
+                            final_obs,
+                            results,
+                            actions,
+                            restarted,
+                        })
+                    },
+                )
                 .collect();
             for_each_env(&mut self.crew, jobs.len(), &|i| {
                 let mut job = lock(&jobs[i]);
@@ -375,8 +431,9 @@ impl VecEnv {
                     final_obs,
                     results,
                     actions,
+                    restarted,
                 } = &mut *job;
-                step_env(env, actions, results, obs, final_obs, d);
+                **restarted = step_env(env, actions, results, obs, final_obs, d, until);
             });
         }
         self.ready_lanes.clear();
@@ -410,6 +467,7 @@ impl VecEnv {
             infos: &self.infos,
             completed: &self.completed,
             ready: &self.ready,
+            restarted: &self.restarted,
         }
     }
 }
@@ -437,6 +495,7 @@ struct EnvJob<'a> {
     final_obs: &'a mut [f32],
     results: &'a mut [Slot],
     actions: &'a [Action],
+    restarted: &'a mut bool,
 }
 
 /// Which worker steps which env: each worker owns a fixed contiguous share and takes its envs
@@ -501,6 +560,15 @@ impl Shares {
 /// One env's step: its slots' actions, their completions (final observations where a
 /// trajectory ended), an auto-reset when the episode is over, and the ready slots'
 /// observations.
+/// How far one env runs in a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StepUntil {
+    /// Until one of its senders decides or completes an MI.
+    AnyDecision,
+    /// Until its (one) learned sender decides again.
+    SenderReady,
+}
+
 fn step_env(
     env: &mut Env,
     actions: &[Action],
@@ -508,7 +576,8 @@ fn step_env(
     obs: &mut [f32],
     final_obs: &mut [f32],
     d: usize,
-) {
+    until: StepUntil,
+) -> bool {
     env.step_slots(actions);
     for (k, res) in results.iter_mut().enumerate() {
         *res = match env.slot_completion(k) {
@@ -528,7 +597,19 @@ fn step_env(
             None => Slot::default(),
         };
     }
-    if env.episode_over() {
+    if until == StepUntil::SenderReady {
+        // A base-RTT probe after the MI runs to its end; only a ready slot takes an action,
+        // and probe MIs complete nothing, so the repeated action is never applied.
+        while env.slot_phase(0) == SlotPhase::Running {
+            env.step_slots(actions);
+            debug_assert!(
+                env.slot_completion(0).is_none(),
+                "a probe MI completed a step"
+            );
+        }
+    }
+    let restarted = env.episode_over();
+    if restarted {
         env.reset(None);
     }
     for (k, res) in results.iter_mut().enumerate() {
@@ -537,6 +618,7 @@ fn step_env(
             obs[k * d..(k + 1) * d].copy_from_slice(env.slot_observation(k));
         }
     }
+    restarted
 }
 
 #[cfg(test)]

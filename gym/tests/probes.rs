@@ -107,3 +107,84 @@ fn observed_senders_that_set_their_own_rate_never_probe() {
     assert!(agent > 0, "the agent probes");
     assert_eq!(cubic, 0, "the observed Cubic sender never probes");
 }
+
+/// The synchronous batch step (Gymnasium's vector API) is `Env::step` on every env: with
+/// probes every lane is still ready and has completed an MI after every step, rewards,
+/// statistics and observations are those of single envs stepped alone, and auto-reset gives
+/// the ended episode's last observation as the final one.
+#[test]
+fn synchronous_batch_steps_are_single_env_steps_with_probes() {
+    use mocc_gym::VecEnv;
+    let yaml = format!("{PROBES}episode_mis: 30\n");
+    let s = Arc::new(Scenario::from_yaml_str(&yaml, Path::new("probes.yaml")).expect("scenario"));
+    let n = 3;
+    let seed = 9;
+    let mut v = VecEnv::new(s.clone(), n, seed, 2).expect("batch");
+    let mut singles: Vec<Env> = (0..n)
+        .map(|i| Env::new(s.clone(), seed, i as u64))
+        .collect();
+    let d = v.obs_len();
+    let mut probes = 0;
+    for k in 0..100 {
+        let actions: Vec<f32> = (0..n).map(|i| ((k * 7 + i * 3) % 5) as f32 - 2.0).collect();
+        let step = v.step_every_env(&actions).expect("step");
+        assert!(step.ready.iter().all(|&r| r), "step {k}: every lane ready");
+        assert!(
+            step.completed.iter().all(|&c| c),
+            "step {k}: every lane completed"
+        );
+        let (rewards, infos) = (step.rewards.to_vec(), step.infos.to_vec());
+        let (obs, finals, truncated) = (
+            step.observations.to_vec(),
+            step.final_observations.to_vec(),
+            step.truncated.to_vec(),
+        );
+        // One learned sender: its episode ends (and the env restarts) exactly when it does.
+        assert_eq!(step.restarted, &truncated[..], "step {k}");
+        for (i, env) in singles.iter_mut().enumerate() {
+            let one = env.step(Action::Delta(f64::from(actions[i])));
+            probes += env.slot_probe_mis(0).len();
+            assert_eq!(rewards[i], one.reward as f32, "step {k} env {i}");
+            assert_eq!(infos[i], one.info, "step {k} env {i}");
+            assert_eq!(truncated[i], one.truncated, "step {k} env {i}");
+            if one.truncated {
+                assert_eq!(&finals[i * d..(i + 1) * d], env.observation());
+                env.reset(None);
+            }
+            assert_eq!(
+                &obs[i * d..(i + 1) * d],
+                env.observation(),
+                "step {k} env {i}"
+            );
+        }
+    }
+    assert!(probes > 0, "the scenario probed");
+    // Resets: a seed replays the batch's first observations, none continues each env's RNG.
+    let first = VecEnv::new(s.clone(), n, seed, 1).expect("batch");
+    assert_eq!(v.reset_each(|_| Some(seed)), first.observations());
+    v.reset_each(|_| None);
+    for env in &mut singles {
+        env.reset(Some(seed));
+        env.reset(None);
+    }
+    for (i, env) in singles.iter().enumerate() {
+        assert_eq!(&v.observations()[i * d..(i + 1) * d], env.observation());
+        assert_eq!(v.envs()[i].episode_params(), env.episode_params());
+    }
+}
+
+/// A scenario with several learned senders cannot be stepped synchronously: its senders
+/// decide at different times.
+#[test]
+fn synchronous_batch_steps_refuse_several_learned_senders() {
+    use mocc_gym::VecEnv;
+    let s = Scenario::load(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/scenarios/shared-link.yaml"
+    )))
+    .expect("scenario");
+    let mut v = VecEnv::new(Arc::new(s), 2, 1, 1).expect("batch");
+    assert!(v.slots_per_env() > 1);
+    let e = v.step_every_env(&[0.0, 0.0]).unwrap_err();
+    assert!(e.to_string().contains("one learned sender per env"), "{e}");
+}

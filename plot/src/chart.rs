@@ -331,7 +331,6 @@ pub fn draw_figure(out: &Path, fig: &Figure) -> Result<(), PlotError> {
     })
 }
 
-
 /// Encodes RGB pixels as PNG.
 fn encode_png(pixels: Vec<u8>, width: u32, height: u32) -> Result<Vec<u8>, String> {
     let image = image::RgbImage::from_raw(width, height, pixels)

@@ -82,6 +82,22 @@ pub struct StepInfo {
 }
 
 impl StepInfo {
+    /// The names of [`StepInfo::fields`], in their order.
+    pub const FIELD_NAMES: [&'static str; 12] = [
+        "time_s",
+        "duration_s",
+        "send_pps",
+        "throughput_pps",
+        "metric_thr_pps",
+        "mean_rtt_s",
+        "loss",
+        "utilization",
+        "capacity_pps",
+        "base_rtt_s",
+        "rate_pps",
+        "reward",
+    ];
+
     /// Every field, in declaration order (what a test compares bit for bit or a table lists).
     pub fn fields(&self) -> [f64; 12] {
         [
@@ -112,4 +128,34 @@ pub struct Step {
     pub truncated: bool,
     /// Statistics of the MI.
     pub info: StepInfo,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StepInfo;
+
+    /// The names are the serialized field names, in the order of `fields()`.
+    #[test]
+    fn field_names_are_the_serialized_names_in_order() {
+        let info = StepInfo {
+            time_s: 1.0,
+            duration_s: 2.0,
+            send_pps: 3.0,
+            throughput_pps: 4.0,
+            metric_thr_pps: 5.0,
+            mean_rtt_s: 6.0,
+            loss: 7.0,
+            utilization: 8.0,
+            capacity_pps: 9.0,
+            base_rtt_s: 10.0,
+            rate_pps: 11.0,
+            reward: 12.0,
+        };
+        let json = serde_json::to_value(info).expect("serializes");
+        let map = json.as_object().expect("an object");
+        assert_eq!(map.len(), StepInfo::FIELD_NAMES.len());
+        for (name, value) in StepInfo::FIELD_NAMES.iter().zip(info.fields()) {
+            assert_eq!(map[*name].as_f64(), Some(value), "{name}");
+        }
+    }
 }
