@@ -90,19 +90,7 @@ class MoccEnv(gym.Env):
         self._core = None
 
 
-def make(
-    scenario: Union[str, PathLike],
-    *,
-    objective: ObjectiveSpec = None,
-    episode_mis: Optional[int] = None,
-    objective_in_obs: Optional[bool] = None,
-    env_index: int = 0,
-) -> MoccEnv:
-    """One ``gymnasium.Env`` of a scenario file (see :class:`MoccEnv`)."""
-    return MoccEnv(
-        scenario,
-        objective=objective,
-        episode_mis=episode_mis,
-        objective_in_obs=objective_in_obs,
-        env_index=env_index,
-    )
+def make(scenario: Union[str, PathLike], **kwargs: Any) -> MoccEnv:
+    """One ``gymnasium.Env`` of a scenario file; the keyword arguments (``objective``,
+    ``episode_mis``, ``objective_in_obs``, ``env_index``) are :class:`MoccEnv`'s."""
+    return MoccEnv(scenario, **kwargs)

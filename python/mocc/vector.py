@@ -186,29 +186,13 @@ class MoccVectorEnv(gym.vector.VectorEnv):
         self._core = None
 
 
-def make_vec(
-    scenario: Union[str, PathLike],
-    num_envs: int,
-    *,
-    seed: Optional[int] = None,
-    objective: ObjectiveSpec = None,
-    threads: int = 1,
-    episode_mis: Optional[int] = None,
-    objective_in_obs: Optional[bool] = None,
-) -> MoccVectorEnv:
-    """A ``gymnasium.vector.VectorEnv`` of ``num_envs`` envs of a scenario file.
+def make_vec(scenario: Union[str, PathLike], num_envs: int, **kwargs: Any) -> MoccVectorEnv:
+    """A ``gymnasium.vector.VectorEnv`` of ``num_envs`` envs of a scenario file; the keyword
+    arguments are :class:`MoccVectorEnv`'s.
 
     ``seed`` seeds env ``i`` with ``(seed, i)`` at the first reset; ``objective`` is a spec of
     ``mocc.objectives`` (MOCC scenarios: it weighs the reward and ends each observation);
     ``threads`` steps the envs in parallel (results do not depend on it); ``episode_mis``
     overrides the scenario's episode length; ``objective_in_obs`` forces the objective into
     observations on or off (default: on for ``reward: mocc``)."""
-    return MoccVectorEnv(
-        scenario,
-        num_envs,
-        seed=seed,
-        objective=objective,
-        threads=threads,
-        episode_mis=episode_mis,
-        objective_in_obs=objective_in_obs,
-    )
+    return MoccVectorEnv(scenario, num_envs, **kwargs)

@@ -199,13 +199,7 @@ impl VecEnv {
         py: Python<'py>,
         actions: PyReadonlyArray1<'py, f32>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let actions = actions
-            .as_slice()
-            .map_err(|e| value_error(e.to_string()))?
-            .to_vec();
-        let inner = &mut self.inner;
-        py.detach(|| inner.step_every_env(&actions).map(|_| ()))
-            .map_err(|e| value_error(e.to_string()))?;
+        self.run(py, &actions, |v, a| v.step_every_env(a).map(|_| ()))?;
         let step = self.inner.view();
         let out = self.step_arrays(py, &step, None);
         PyTuple::new(py, out)
@@ -224,13 +218,7 @@ impl VecEnv {
         py: Python<'py>,
         actions: PyReadonlyArray1<'py, f32>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let actions = actions
-            .as_slice()
-            .map_err(|e| value_error(e.to_string()))?
-            .to_vec();
-        let inner = &mut self.inner;
-        py.detach(|| inner.step(&actions).map(|_| ()))
-            .map_err(|e| value_error(e.to_string()))?;
+        self.run(py, &actions, |v, a| v.step(a).map(|_| ()))?;
         let step = self.inner.view();
         let ready = step.ready.to_vec();
         let mut out = self.step_arrays(py, &step, Some(&ready));
@@ -308,6 +296,22 @@ impl VecEnv {
 }
 
 impl VecEnv {
+    /// Runs `step` on the batch with a copy of `actions`, the GIL released.
+    fn run(
+        &mut self,
+        py: Python<'_>,
+        actions: &PyReadonlyArray1<'_, f32>,
+        step: impl FnOnce(&mut mocc_gym::VecEnv, &[f32]) -> Result<(), mocc_gym::VecEnvError> + Send,
+    ) -> PyResult<()> {
+        let actions = actions
+            .as_slice()
+            .map_err(|e| value_error(format!("actions: {e}")))?
+            .to_vec();
+        let inner = &mut self.inner;
+        py.detach(|| step(inner, &actions))
+            .map_err(|e| value_error(e.to_string()))
+    }
+
     fn row_len(&self) -> usize {
         self.inner.obs_len()
             + if self.with_objective {
