@@ -1,0 +1,16 @@
+//! mocc-quic: an exported policy as the congestion controller of a production QUIC stack.
+//!
+//! [`learned_rate::LearnedRate`] turns what a stack tells its congestion controller (bytes
+//! sent, acknowledged with an RTT sample, lost) into the gym's monitor intervals
+//! (`mocc_policy::MiLedger` over `PolicyDriver`) and paces at the policy's rate;
+//! [`s2n::LearnedEndpoint`] plugs it into s2n-quic, which lets its controller set every
+//! packet's departure time. The objective can change while connections run
+//! ([`learned_rate::ObjectiveHandle`]).
+//!
+//! Never depends on libtorch.
+
+pub mod learned_rate;
+pub mod s2n;
+
+pub use learned_rate::{LearnedRate, MiLog, ObjectiveHandle};
+pub use s2n::{LearnedController, LearnedEndpoint};
