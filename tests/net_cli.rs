@@ -427,3 +427,96 @@ fn a_run_that_ends_inside_an_outage_still_ends() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `mocc net app`: a 1 MB download completes over kernel TCP (Cubic) and over QUIC under the
+/// shipped export, with a row per run, a summary and the JSON line; the namespaces go.
+#[test]
+fn bulk_downloads_complete_over_tcp_and_under_the_learned_quic_controller() {
+    let _serial = serial();
+    if !net_common::network_ready(&[]) {
+        return;
+    }
+    let link = "bw_pps=500,delay_s=0.02,queue_pkts=60";
+    // 1 MB over 6 Mbit/s takes at least 1.33 s; the handshake and the start add a little.
+    let floor_s = 1e6 * 8.0 / (500.0 * 1500.0 * 8.0);
+    for (transport, cc) in [
+        ("tcp", "cubic"),
+        ("quic", "checkpoints/mocc-pair:0.8,0.1,0.1"),
+    ] {
+        let out_dir = fresh_dir(&format!("app-{transport}"));
+        let j = mocc_json(&[
+            "net",
+            "app",
+            "--app",
+            "bulk:1MB",
+            "--transport",
+            transport,
+            "--cc",
+            cc,
+            "--link",
+            link,
+            "--repeats",
+            "2",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(j["runs"], 2, "{j}");
+        assert_eq!(j["bytes"], 1_000_000, "{j}");
+        let median = j["median_s"].as_f64().unwrap();
+        assert!(median > floor_s && median < 20.0, "{transport} {cc}: {j}");
+        let rows = std::fs::read_to_string(out_dir.join("runs.csv")).unwrap();
+        assert_eq!(rows.lines().count(), 3, "{rows}");
+        let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&summary).unwrap(),
+            j
+        );
+        std::fs::remove_dir_all(&out_dir).unwrap();
+    }
+    let namespaces = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&namespaces.stdout).contains("mocc"),
+        "namespaces left behind"
+    );
+    // Refused before any path is built.
+    for (transport, cc, says) in [
+        ("tcp", "checkpoints/mocc-pair", "exports run over quic"),
+        ("quic", "reno", "no Reno"),
+        ("udp", "cubic", "expected quic or tcp"),
+    ] {
+        let out = mocc(&[
+            "net",
+            "app",
+            "--app",
+            "bulk:1MB",
+            "--transport",
+            transport,
+            "--cc",
+            cc,
+            "--link",
+            link,
+            "--out",
+            "/tmp/mocc-net-cli-app-bad",
+        ]);
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{transport} {cc}"
+        );
+    }
+    let out = mocc(&[
+        "net",
+        "app",
+        "--app",
+        "video",
+        "--transport",
+        "tcp",
+        "--cc",
+        "cubic",
+        "--link",
+        link,
+        "--out",
+        "/tmp/mocc-net-cli-app-bad",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bulk:SIZE"));
+}

@@ -5,12 +5,14 @@
 //! (`mocc_policy::MiLedger` over `PolicyDriver`) and paces at the policy's rate;
 //! [`s2n::LearnedEndpoint`] plugs it into s2n-quic, which lets its controller set every
 //! packet's departure time. The objective can change while connections run
-//! ([`learned_rate::ObjectiveHandle`]).
+//! ([`learned_rate::ObjectiveHandle`]). [`transfer`] serves and fetches one body over
+//! s2n-quic with the learned controller or the stack's own Cubic or BBR.
 //!
 //! Never depends on libtorch.
 
 pub mod learned_rate;
 pub mod s2n;
+pub mod transfer;
 
 pub use learned_rate::{LearnedRate, MiLog, ObjectiveHandle};
 pub use s2n::{LearnedController, LearnedEndpoint};

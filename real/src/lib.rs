@@ -14,6 +14,7 @@
 //!
 //! Library code returns data; only the `mocc` binary prints.
 
+pub mod bulk;
 pub mod compare;
 pub mod figures;
 pub mod path;

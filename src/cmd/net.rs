@@ -25,6 +25,38 @@ enum NetCommand {
     /// real path (alone on the link from half its rate, --duration seconds), side by side
     /// (compare.csv, compare.png; root).
     Compare(CompareArgs),
+    /// An application on a real emulated path (root): `bulk:SIZE` downloads the size over
+    /// QUIC (an export as s2n-quic's controller, or its cubic / bbr) or kernel TCP (cubic,
+    /// bbr, reno) and reports completion times over --repeats runs (runs.csv, summary.json).
+    App(AppArgs),
+}
+
+/// Arguments of `mocc net app`.
+#[derive(Debug, Args)]
+struct AppArgs {
+    /// The application: bulk:SIZE (e.g. bulk:10MB; B, KB, MB, GB).
+    #[arg(long)]
+    app: String,
+    /// quic or tcp.
+    #[arg(long)]
+    transport: String,
+    /// Over quic: EXPORT[:W_THR,W_LAT,W_LOSS], cubic or bbr (s2n-quic's); over tcp: cubic,
+    /// bbr, reno or tcp:NAME (the kernel's).
+    #[arg(long)]
+    cc: String,
+    /// The bottleneck: bw_pps=B,delay_s=D,queue_pkts=Q[,loss=L] (one-way delay, 1500-byte
+    /// packets).
+    #[arg(long)]
+    link: String,
+    /// Downloads, each on a fresh path.
+    #[arg(long, default_value_t = 10)]
+    repeats: u32,
+    /// Rate a learned controller starts at (packets/s; default: half the bottleneck's).
+    #[arg(long)]
+    start_rate: Option<f64>,
+    /// Output folder: runs.csv (a row per download, written as it finishes), summary.json.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 /// Arguments of `mocc net compare`.
@@ -87,7 +119,65 @@ pub fn run(args: NetArgs) -> anyhow::Result<()> {
     mocc_net::remove_namespaces_on_interrupt(|| match args.what {
         NetCommand::Run(a) => run_flows(a),
         NetCommand::Compare(a) => compare_suite(a),
+        NetCommand::App(a) => run_app(a),
     })?
+}
+
+fn run_app(a: AppArgs) -> anyhow::Result<()> {
+    use mocc_real::bulk::{self, BulkSummary};
+    super::check_count("repeats", u64::from(a.repeats), MAX_REPEATS)?;
+    let bytes = bulk::parse_bulk_app(&a.app)?;
+    let path = RunPath::link(&a.link)?.timeline.initial();
+    let start_rate = a.start_rate.unwrap_or(path.bandwidth_pps / 2.0);
+    let transport = bulk::parse_transport(&a.transport, &a.cc, start_rate)?;
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let csv = a.out.join("runs.csv");
+    let mut file =
+        std::fs::File::create(&csv).with_context(|| format!("cannot create {}", csv.display()))?;
+    let mut append = |text: String| -> anyhow::Result<()> {
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.flush())
+            .with_context(|| format!("cannot write {}", csv.display()))
+    };
+    append(bulk::RUNS_CSV_HEADER.to_string())?;
+    let mut runs = Vec::new();
+    for k in 1..=a.repeats {
+        let topology = mocc_net::Topology::create(&path).context("building the path")?;
+        let run = bulk::run_bulk(&topology, &transport, bytes);
+        topology.close().context("removing the path")?;
+        let run = run?;
+        eprintln!(
+            "run {k}/{}: {} bytes in {:.3} s ({:.2} Mbit/s)",
+            a.repeats,
+            run.bytes,
+            run.completion_s,
+            run.goodput_mbit()
+        );
+        append(format!(
+            "{k},{},{},{},{},{}\n",
+            a.transport,
+            csv_field(&a.cc),
+            run.bytes,
+            run.completion_s,
+            run.goodput_mbit()
+        ))?;
+        runs.push(run);
+    }
+    let summary = BulkSummary::of(&runs);
+    let json = serde_json::to_string(&summary)?;
+    mocc_policy::write_file_atomic(&a.out.join("summary.json"), format!("{json}\n").as_bytes())?;
+    eprintln!("results: {}", csv.display());
+    super::print_line(json)
+}
+
+/// A CSV field: quoted when it holds a comma or a quote.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
 }
 
 /// The most real runs per network and objective of a comparison.

@@ -10,4 +10,4 @@ pub mod wire;
 
 pub use controlled_flow::{run_controlled_flow, FlowOutcome, MiRecord, PacingStats};
 pub use driver::{ConstantRate, PolicyDriver, RateDriver};
-pub use tcp_flow::run_tcp_flow;
+pub use tcp_flow::{run_tcp_flow, set_congestion};
