@@ -3,12 +3,12 @@
 //! sent at the policy's rate.
 
 use mocc_policy::BYTES_PER_PACKET;
+use mocc_quic::transfer::{self, Certificate, QuicCc};
 use mocc_quic::{LearnedEndpoint, MiLog};
-use s2n_quic::{client::Connect, Client, Server};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const BYTES: usize = 1 << 20;
 
@@ -18,66 +18,19 @@ fn export(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A self-signed certificate for `localhost`: (certificate PEM, key PEM).
-fn certificate() -> (String, String) {
-    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("cert");
-    (cert.cert.pem(), cert.signing_key.serialize_pem())
-}
-
-/// Serves `BYTES` on the first stream of the first connection; returns the client's time to
-/// receive them all.
+/// Serves `BYTES` from the loopback interface and downloads them; returns the time.
 async fn download(endpoint: LearnedEndpoint) -> Duration {
-    let (cert, key) = certificate();
-    let mut server = Server::builder()
-        .with_tls((cert.as_str(), key.as_str()))
-        .expect("tls")
-        .with_io("127.0.0.1:0")
-        .expect("io")
-        .with_congestion_controller(endpoint)
-        .expect("controller")
-        .start()
-        .expect("server");
-    let addr: SocketAddr = server.local_addr().expect("address");
-    tokio::spawn(async move {
-        if let Some(mut connection) = server.accept().await {
-            let mut stream = connection
-                .open_bidirectional_stream()
-                .await
-                .expect("stream");
-            let chunk = bytes::Bytes::from(vec![7u8; 16 * 1024]);
-            for _ in 0..BYTES / chunk.len() {
-                stream.send(chunk.clone()).await.expect("send");
-            }
-            stream.finish().expect("finish");
-            // Wait until the client has everything (it closes the connection).
-            let _ = connection.accept_bidirectional_stream().await;
-        }
-    });
-    let client = Client::builder()
-        .with_tls(cert.as_str())
-        .expect("tls")
-        .with_io("127.0.0.1:0")
-        .expect("io")
-        .start()
-        .expect("client");
-    let start = Instant::now();
-    let mut connection = client
-        .connect(Connect::new(addr).with_server_name("localhost"))
-        .await
-        .expect("connect");
-    let mut stream = connection
-        .accept_bidirectional_stream()
-        .await
-        .expect("accept")
-        .expect("a stream");
-    let mut received = 0;
-    while let Some(data) = stream.receive().await.expect("receive") {
-        received += data.len();
-    }
-    let took = start.elapsed();
-    assert_eq!(received, BYTES);
-    connection.close(0u32.into());
-    took
+    let cert = Certificate::self_signed().expect("certificate");
+    let addr: SocketAddr = "127.0.0.1:0".parse().expect("address");
+    let server = transfer::listen(addr, QuicCc::Learned(endpoint), &cert).expect("server");
+    let addr = server.local_addr().expect("address");
+    tokio::spawn(transfer::serve_once(
+        server,
+        bytes::Bytes::from(vec![7u8; BYTES]),
+    ));
+    let fetched = transfer::fetch(addr, &cert).await.expect("download");
+    assert_eq!(fetched.bytes, BYTES);
+    Duration::from_secs_f64(fetched.seconds)
 }
 
 #[test]

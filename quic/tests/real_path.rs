@@ -5,12 +5,12 @@
 
 use mocc_net::{Host, PathSpec, Topology};
 use mocc_policy::BYTES_PER_PACKET;
+use mocc_quic::transfer::{self, Certificate, QuicCc};
 use mocc_quic::{LearnedEndpoint, MiLog};
-use s2n_quic::{client::Connect, Client, Server};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const BYTES: usize = 1 << 20;
 /// 6 Mbit/s, 20 ms one way, a 60-packet queue.
@@ -35,85 +35,13 @@ fn network_ready() -> bool {
     }
 }
 
-fn certificate() -> (String, String) {
-    let cert = rcgen::generate_simple_self_signed(vec!["mocc-sender".to_string()]).expect("cert");
-    (cert.cert.pem(), cert.signing_key.serialize_pem())
-}
-
-/// Serves `BYTES` once, from the sender's namespace; says when it listens.
-fn serve(
-    endpoint: LearnedEndpoint,
-    addr: SocketAddr,
-    cert: String,
-    key: String,
-    ready: mpsc::Sender<()>,
-) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+/// Runs `f` on a runtime of the calling thread (its sockets open in that thread's namespace).
+fn on_this_thread<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .expect("runtime");
-    runtime.block_on(async move {
-        let mut server = Server::builder()
-            .with_tls((cert.as_str(), key.as_str()))
-            .expect("tls")
-            .with_io(addr)
-            .expect("io")
-            .with_congestion_controller(endpoint)
-            .expect("controller")
-            .start()
-            .expect("server");
-        ready.send(()).expect("ready");
-        if let Some(mut connection) = server.accept().await {
-            let mut stream = connection
-                .open_bidirectional_stream()
-                .await
-                .expect("stream");
-            let chunk = bytes::Bytes::from(vec![7u8; 16 * 1024]);
-            for _ in 0..BYTES / chunk.len() {
-                stream.send(chunk.clone()).await.expect("send");
-            }
-            stream.finish().expect("finish");
-            // Until the client has everything: it finishes its side of the stream.
-            let _ = tokio::time::timeout(Duration::from_secs(10), stream.receive()).await;
-        }
-    });
-}
-
-/// Downloads from `addr`, from the receiver's namespace; returns the bytes and the time.
-fn download(addr: SocketAddr, cert: String) -> (usize, Duration) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async move {
-        let client = Client::builder()
-            .with_tls(cert.as_str())
-            .expect("tls")
-            .with_io("0.0.0.0:0")
-            .expect("io")
-            .start()
-            .expect("client");
-        let start = Instant::now();
-        let mut connection = client
-            .connect(Connect::new(addr).with_server_name("mocc-sender"))
-            .await
-            .expect("connect");
-        let mut stream = connection
-            .accept_bidirectional_stream()
-            .await
-            .expect("accept")
-            .expect("a stream");
-        let mut received = 0;
-        while let Some(data) = stream.receive().await.expect("receive") {
-            received += data.len();
-        }
-        let took = start.elapsed();
-        // Tells the server it has everything, and gives the FIN time to leave.
-        let _ = stream.finish();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        connection.close(0u32.into());
-        (received, took)
-    })
+        .expect("runtime")
+        .block_on(f)
 }
 
 #[test]
@@ -128,21 +56,33 @@ fn a_learned_quic_download_crosses_the_real_path_at_the_policys_rate() {
         .with_log(log.clone());
     let topology = Topology::create(&PATH).expect("topology");
     let addr = SocketAddr::new(topology.sender_addr().into(), PORT);
-    let (cert, key) = certificate();
+    let cert = Certificate::self_signed().expect("certificate");
     let (ready_tx, ready_rx) = mpsc::channel();
     let server_cert = cert.clone();
     let server = topology
         .spawn_in(Host::Sender, "quic-server", move || {
-            serve(endpoint, addr, server_cert, key, ready_tx)
+            on_this_thread(async move {
+                let server = transfer::listen(addr, QuicCc::Learned(endpoint), &server_cert)?;
+                ready_tx.send(()).expect("ready");
+                transfer::serve_once(server, bytes::Bytes::from(vec![7u8; BYTES])).await
+            })
         })
         .expect("server thread");
     ready_rx
         .recv_timeout(Duration::from_secs(10))
         .expect("the server listens");
-    let (received, took) = topology
-        .in_namespace(Host::Receiver, move || download(addr, cert))
-        .expect("client thread");
-    server.join().expect("server joined").expect("server ran");
+    let fetched = topology
+        .in_namespace(Host::Receiver, move || {
+            on_this_thread(transfer::fetch(addr, &cert))
+        })
+        .expect("client thread")
+        .expect("download");
+    server
+        .join()
+        .expect("server joined")
+        .expect("server thread")
+        .expect("served");
+    let (received, took) = (fetched.bytes, Duration::from_secs_f64(fetched.seconds));
     topology.close().expect("the path is removed");
     assert_eq!(received, BYTES);
     let mis = log.lock().expect("log").clone();
