@@ -60,8 +60,9 @@ class MoccAECEnv(AECEnv):
         self._objectives = ObjectiveSource(objective, lanes, np.asarray(self._core.default_objective))
         self._first_seed = seed
         self._obs = np.zeros((lanes, self._core.obs_len), dtype=np.float32)
-        self._episode_over = True
-        self._started = False
+        # Set when the Rust env began the next episode after the last one ended (it resets
+        # itself); the next `reset` without a seed starts that episode.
+        self._next_episode_ready = False
         self.agents = []
 
     @functools.lru_cache(maxsize=None)
@@ -94,13 +95,11 @@ class MoccAECEnv(AECEnv):
             )
         self._objectives.seed(seed)
         self._core.set_objectives(self._objectives.all_rows())
-        if seed is None and self._episode_over and self._started:
-            # The Rust env began the next episode when the last one ended.
+        if seed is None and self._next_episode_ready:
             obs = self._core.observations()
         else:
             obs = self._core.reset([seed])
-        self._episode_over = False
-        self._started = True
+        self._next_episode_ready = False
         self._obs[:] = 0.0
         self.agents = []
         self.rewards, self._cumulative_rewards = {}, {}
@@ -142,7 +141,7 @@ class MoccAECEnv(AECEnv):
             if restarted[0]:
                 # Every sender is done; the Rust env began the next episode, which starts at
                 # the next `reset`.
-                self._episode_over = True
+                self._next_episode_ready = True
                 self._turns = []
                 return
             self._join(obs, now_ready)

@@ -167,7 +167,7 @@ class MoccVectorEnv(gym.vector.VectorEnv):
 
     def _new_objectives(self, envs: np.ndarray, obs: np.ndarray) -> None:
         """Draws the next episodes' objectives of `envs` and writes them into their rows."""
-        rows = self._core.objectives().astype(np.float64)
+        rows = self._core.objectives()
         rows[envs] = self._objectives.draw(len(envs))
         self._core.set_objectives(rows)
         if self._core.objective_in_obs:

@@ -242,9 +242,13 @@ impl VecEnv {
             .collect()
     }
 
-    /// The lanes' objectives `[lanes, 3]` (throughput, latency, loss weights).
-    fn objectives<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        PyArray1::from_slice(py, self.inner.objectives()).reshape([self.inner.lanes(), 3])
+    /// The lanes' objectives `[lanes, 3]` (throughput, latency, loss weights), as set (float64:
+    /// a row read and set back is unchanged).
+    fn objectives<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let rows: Vec<f64> = (0..self.inner.lanes())
+            .flat_map(|lane| self.inner.objective(lane))
+            .collect();
+        PyArray1::from_vec(py, rows).reshape([self.inner.lanes(), OBJECTIVE_DIM])
     }
 
     /// Sets the lanes' objectives from `[lanes, 3]` weights (each row positive, summing to 1);

@@ -178,10 +178,9 @@ impl CongestionController for LearnedController {
             return; // pure ACKs are not congestion controlled
         }
         let now = self.seconds(time_sent);
-        if self.feedback_delay_s == 0.0 {
-            self.feedback_delay_s = feedback_delay_s(rtt);
-            self.rate.start(now, rtt.smoothed_rtt().as_secs_f64() / 2.0);
-        }
+        self.feedback_delay_s = feedback_delay_s(rtt);
+        // The first packet starts the connection (later calls do nothing).
+        self.rate.start(now, rtt.smoothed_rtt().as_secs_f64() / 2.0);
         self.bytes_in_flight = self.bytes_in_flight.saturating_add(sent_bytes as u32);
         self.rate.on_sent(now, sent_bytes);
     }

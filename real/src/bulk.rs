@@ -3,7 +3,7 @@
 //! stack's Cubic or BBR) or kernel TCP (`TCP_CONGESTION`: cubic, bbr, reno), the same
 //! application on both; its completion time from the connection attempt to the last byte.
 
-use crate::run::RunError;
+use crate::run::{net_error, RunError};
 use mocc_net::{Host, NetError, Topology};
 use mocc_quic::transfer::{self, Certificate, QuicCc};
 use std::io::{Read, Write};
@@ -44,13 +44,6 @@ impl BulkRun {
     }
 }
 
-fn net(what: &str) -> impl FnOnce(NetError) -> RunError + '_ {
-    move |source| RunError::Net {
-        what: what.to_string(),
-        source,
-    }
-}
-
 fn invalid(e: impl std::fmt::Display) -> RunError {
     RunError::Invalid(e.to_string())
 }
@@ -85,7 +78,7 @@ fn quic_bulk(
                 transfer::serve_once(server, bytes::Bytes::from(vec![0u8; bytes])).await
             })
         })
-        .map_err(net("starting the QUIC sender"))?;
+        .map_err(net_error("starting the QUIC sender"))?;
     if listening.recv_timeout(LISTEN_WAIT).is_err() {
         return Err(join_error(server, "the QUIC sender did not listen"));
     }
@@ -93,12 +86,12 @@ fn quic_bulk(
         .in_namespace(Host::Receiver, move || {
             current_thread(async move { transfer::fetch(addr, &cert).await })
         })
-        .map_err(net("the QUIC receiver"))?
+        .map_err(net_error("the QUIC receiver"))?
         .map_err(invalid)?;
     server
         .join()
         .map_err(|_| RunError::Panicked("the QUIC sender".into()))?
-        .map_err(net("the QUIC sender"))?
+        .map_err(net_error("the QUIC sender"))?
         .map_err(invalid)?;
     Ok(BulkRun {
         bytes: fetched.bytes,
@@ -142,8 +135,8 @@ fn tcp_bulk(
 ) -> Result<BulkRun, RunError> {
     let listener = topology
         .in_namespace(Host::Sender, move || TcpListener::bind(addr))
-        .map_err(net("the TCP sender's namespace"))?
-        .map_err(|e| net("listening for the TCP download")(NetError::io("bind", e)))?;
+        .map_err(net_error("the TCP sender's namespace"))?
+        .map_err(|e| net_error("listening for the TCP download")(NetError::io("bind", e)))?;
     let cc_name = cc.to_string();
     let server = std::thread::Builder::new()
         .name("tcp-sender".into())
@@ -166,7 +159,7 @@ fn tcp_bulk(
             let _ = stream.read(&mut [0u8; 1]);
             Ok(())
         })
-        .map_err(|e| net("starting the TCP sender")(NetError::io("thread", e)))?;
+        .map_err(|e| net_error("starting the TCP sender")(NetError::io("thread", e)))?;
     let fetched = topology
         .in_namespace(Host::Receiver, move || -> std::io::Result<BulkRun> {
             let start = Instant::now();
@@ -185,12 +178,12 @@ fn tcp_bulk(
                 completion_s: start.elapsed().as_secs_f64(),
             })
         })
-        .map_err(net("the TCP receiver's namespace"))?
-        .map_err(|e| net("the TCP download")(NetError::io("receive", e)))?;
+        .map_err(net_error("the TCP receiver's namespace"))?
+        .map_err(|e| net_error("the TCP download")(NetError::io("receive", e)))?;
     server
         .join()
         .map_err(|_| RunError::Panicked("the TCP sender".into()))?
-        .map_err(net("the TCP sender"))?;
+        .map_err(net_error("the TCP sender"))?;
     Ok(fetched)
 }
 

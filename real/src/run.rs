@@ -53,7 +53,7 @@ pub enum RunError {
     Plot(#[from] PlotError),
 }
 
-fn net_error(what: impl Into<String>) -> impl FnOnce(NetError) -> RunError {
+pub(crate) fn net_error(what: impl Into<String>) -> impl FnOnce(NetError) -> RunError {
     let what = what.into();
     move |source| RunError::Net { what, source }
 }
