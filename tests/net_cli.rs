@@ -488,7 +488,9 @@ fn bulk_downloads_complete_over_tcp_and_under_the_learned_quic_controller() {
         ),
         ("bulk:1MB", "quic", "reno", "no Reno"),
         ("bulk:1MB", "udp", "cubic", "expected quic or tcp"),
-        ("video", "tcp", "cubic", "bulk:SIZE"),
+        ("ftp:1MB", "tcp", "cubic", "bulk:SIZE"),
+        ("rtc:2.5", "tcp", "cubic", "kbit or mbit"),
+        ("video:x", "tcp", "cubic", "mpc, bba or a chunk count"),
     ] {
         let out = mocc(&[
             "net",
@@ -510,4 +512,142 @@ fn bulk_downloads_complete_over_tcp_and_under_the_learned_quic_controller() {
             "{app} {transport} {cc}"
         );
     }
+}
+
+/// `mocc net app`: a real-time stream and a video session complete over kernel Cubic and
+/// under the learned controller, each run measured (every frame, every chunk), with the
+/// figure; the namespaces go.
+#[test]
+fn streams_and_video_sessions_complete_over_kernel_cubic_and_the_learned_controller() {
+    let _serial = serial();
+    if !net_common::network_ready(&[]) {
+        return;
+    }
+    // 12 Mbit/s: room for a 1 Mbit/s stream and the ladder's top chunks.
+    let link = "bw_pps=1000,delay_s=0.02,queue_pkts=100";
+    for (transport, cc) in [("tcp", "cubic"), ("quic", "checkpoints/mocc-pair")] {
+        let out_dir = fresh_dir(&format!("rtc-{transport}"));
+        let j = mocc_json(&[
+            "net",
+            "app",
+            "--app",
+            "rtc:1mbit:3s",
+            "--transport",
+            transport,
+            "--cc",
+            cc,
+            "--link",
+            link,
+            "--repeats",
+            "1",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            (j["app"].as_str(), j["frames"].as_u64()),
+            (Some("rtc"), Some(90)),
+            "{j}"
+        );
+        // Every frame arrives (a reliable stream) at about the frame rate, and a 1 Mbit/s
+        // stream alone on an idle 12 Mbit/s link is on time.
+        let fps = j["delivered_fps"].as_f64().unwrap();
+        assert!((25.0..=31.0).contains(&fps), "{transport} {cc}: {j}");
+        let p95 = j["delay_p95_ms"].as_f64().unwrap();
+        assert!(p95 > 0.0 && p95 < 200.0, "{transport} {cc}: {j}");
+        assert!(j["late_share"].as_f64().unwrap() < 0.05, "{transport} {cc}: {j}");
+        let rows = std::fs::read_to_string(out_dir.join("runs.csv")).unwrap();
+        assert!(rows.lines().nth(1).unwrap().contains(",90,90,"), "{rows}");
+        assert!(out_dir.join("app.png").is_file());
+        std::fs::remove_dir_all(&out_dir).unwrap();
+
+        let out_dir = fresh_dir(&format!("video-{transport}"));
+        let j = mocc_json(&[
+            "net",
+            "app",
+            "--app",
+            "video:bba:3",
+            "--transport",
+            transport,
+            "--cc",
+            cc,
+            "--link",
+            link,
+            "--repeats",
+            "1",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            (j["app"].as_str(), j["chunks"].as_u64()),
+            (Some("video"), Some(3)),
+            "{j}"
+        );
+        let levels: u64 = j["chunks_per_level"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert_eq!(levels, 3, "{j}");
+        // The first chunk is at 750 kbit/s; BBA stays at the lowest level below a 5 s buffer.
+        assert!(j["qoe_lin"].as_f64().unwrap().is_finite(), "{j}");
+        assert!(out_dir.join("app.png").is_file());
+        std::fs::remove_dir_all(&out_dir).unwrap();
+    }
+    let namespaces = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&namespaces.stdout).contains("mocc"),
+        "namespaces left behind"
+    );
+}
+
+/// A `mocc net app` stopped mid-run (SIGTERM) removes its namespaces, exits with the signal's
+/// status, and leaves no process behind.
+#[test]
+fn a_killed_app_run_leaves_no_namespaces() {
+    let _serial = serial();
+    if !net_common::network_ready(&[]) {
+        return;
+    }
+    let out_dir = fresh_dir("app-killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args([
+            "net",
+            "app",
+            "--app",
+            "rtc:1mbit:60s",
+            "--transport",
+            "quic",
+        ])
+        .args(["--cc", "checkpoints/mocc-pair", "--repeats", "1"])
+        .args(["--link", "bw_pps=300,delay_s=0.02,queue_pkts=30"])
+        .args(["--out", out_dir.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let prefix = format!("mocc-{pid}-");
+    let listed = || {
+        let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).contains(&prefix)
+    };
+    let start = std::time::Instant::now();
+    while !listed() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(listed(), "the run built no namespaces");
+    // Into the stream.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let kill = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    assert!(!listed(), "namespaces left after SIGTERM");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the run's process is still there"
+    );
+    std::fs::remove_dir_all(&out_dir).unwrap();
 }

@@ -4,6 +4,8 @@
 
 use crate::s2n::LearnedEndpoint;
 use s2n_quic::provider::congestion_controller::{self, Bbr, Cubic};
+pub use s2n_quic::stream::BidirectionalStream;
+pub use s2n_quic::Connection;
 use s2n_quic::{client::Connect, Client, Server};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -89,6 +91,58 @@ fn server_with<E: congestion_controller::Provider>(
         .map_err(|e| quic("server")(e.to_string()))
 }
 
+/// Waits (at most `limit`) until the peer closes `connection`.
+pub async fn until_closed(connection: &mut Connection, limit: Duration) {
+    let _ = tokio::time::timeout(limit, async {
+        while let Ok(Some(_)) = connection.accept_bidirectional_stream().await {}
+    })
+    .await;
+}
+
+/// The first connection and the first stream its client opens (the stream appears once the
+/// client has sent on it); keep the connection while the stream is in use.
+pub async fn accept_stream(
+    mut server: Server,
+) -> Result<(Server, s2n_quic::Connection, BidirectionalStream), TransferError> {
+    let Some(mut connection) = server.accept().await else {
+        return Err(quic("accept")("the server closed".into()));
+    };
+    let stream = connection
+        .accept_bidirectional_stream()
+        .await
+        .map_err(|e| quic("stream")(e.to_string()))?
+        .ok_or_else(|| quic("stream")("the client opened none".into()))?;
+    Ok((server, connection, stream))
+}
+
+/// A client connected to `addr` with a stream it opened; keep the client and the connection
+/// while the stream is in use.
+pub async fn connect_stream(
+    addr: SocketAddr,
+    cert: &Certificate,
+) -> Result<(Client, s2n_quic::Connection, BidirectionalStream), TransferError> {
+    let client = client(cert)?;
+    let mut connection = client
+        .connect(Connect::new(addr).with_server_name(SERVER_NAME))
+        .await
+        .map_err(|e| quic("connect")(e.to_string()))?;
+    let stream = connection
+        .open_bidirectional_stream()
+        .await
+        .map_err(|e| quic("stream")(e.to_string()))?;
+    Ok((client, connection, stream))
+}
+
+fn client(cert: &Certificate) -> Result<Client, TransferError> {
+    Client::builder()
+        .with_tls(cert.cert_pem.as_str())
+        .map_err(|e| quic("tls")(e.to_string()))?
+        .with_io("0.0.0.0:0")
+        .map_err(|e| quic("socket")(e.to_string()))?
+        .start()
+        .map_err(|e| quic("client")(e.to_string()))
+}
+
 /// Sends `body` on the first stream of the first connection, then waits (at most 10 s) until
 /// the client says it has everything.
 pub async fn serve_once(mut server: Server, body: bytes::Bytes) -> Result<(), TransferError> {
@@ -119,13 +173,7 @@ pub struct Fetched {
 
 /// Connects to `addr`, receives the first stream to its end, and confirms.
 pub async fn fetch(addr: SocketAddr, cert: &Certificate) -> Result<Fetched, TransferError> {
-    let client = Client::builder()
-        .with_tls(cert.cert_pem.as_str())
-        .map_err(|e| quic("tls")(e.to_string()))?
-        .with_io("0.0.0.0:0")
-        .map_err(|e| quic("socket")(e.to_string()))?
-        .start()
-        .map_err(|e| quic("client")(e.to_string()))?;
+    let client = client(cert)?;
     let start = Instant::now();
     let mut connection = client
         .connect(Connect::new(addr).with_server_name(SERVER_NAME))

@@ -11,11 +11,15 @@
 //! - [`run`]: `mocc net run`: flows (exports over UDP, constant rates, kernel TCP) together on
 //!   a real path that follows its timeline, written as results.csv, per-flow MIs and a figure.
 //! - [`figures`]: the time series of a real-path run.
+//! - [`app`]: `mocc net app`: the MOCC paper's applications (bulk transfer, real-time
+//!   stream, adaptive video) over QUIC or kernel TCP, one code for both.
+//! - [`fig10`]: `mocc experiment fig10`: every application and scheme on four paths.
 //!
 //! Library code returns data; only the `mocc` binary prints.
 
-pub mod bulk;
+pub mod app;
 pub mod compare;
+pub mod fig10;
 pub mod figures;
 pub mod path;
 pub mod run;

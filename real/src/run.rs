@@ -112,6 +112,7 @@ impl FlowRequest {
 
 /// The run's path: a fixed link or a scenario's link over time, with its name in results.csv
 /// and the figure's title.
+#[derive(Debug, Clone)]
 pub struct RunPath {
     /// The path over time.
     pub timeline: PathTimeline,

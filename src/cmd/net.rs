@@ -25,36 +25,50 @@ enum NetCommand {
     /// real path (alone on the link from half its rate, --duration seconds), side by side
     /// (compare.csv, compare.png; root).
     Compare(CompareArgs),
-    /// An application on a real emulated path (root): `bulk:SIZE` downloads the size over
-    /// QUIC (an export as s2n-quic's controller, or its cubic / bbr) or kernel TCP (cubic,
-    /// bbr, reno) and reports completion times over --repeats runs (runs.csv, summary.json).
+    /// An application on a real emulated path (root): a download, a real-time stream or an
+    /// adaptive video session over QUIC (an export as s2n-quic's controller, or its cubic /
+    /// bbr) or kernel TCP (cubic, bbr, reno), over --repeats runs (runs.csv, summary.json,
+    /// app.png).
     App(AppArgs),
 }
 
 /// Arguments of `mocc net app`.
 #[derive(Debug, Args)]
 struct AppArgs {
-    /// The application: bulk:SIZE (e.g. bulk:10MB; B, KB, MB, GB).
+    /// The application: bulk:SIZE (a download: bulk:10MB; B, KB, MB, GB), rtc:RATE[:SECONDS]
+    /// (a 30 fps stream: rtc:2.5mbit, 30 s by default) or video[:mpc|bba][:CHUNKS] (4 s
+    /// chunks over Pensieve's ladder under robustMPC or the buffer-based rule; 48 chunks).
     #[arg(long)]
     app: String,
     /// quic or tcp.
     #[arg(long)]
     transport: String,
-    /// Over quic: EXPORT[:W_THR,W_LAT,W_LOSS], cubic or bbr (s2n-quic's); over tcp: cubic,
-    /// bbr, reno or tcp:NAME (the kernel's).
+    /// Over quic: EXPORT[:W_THR,W_LAT,W_LOSS] (without weights, the application's own:
+    /// bulk 0.8,0.1,0.1, rtc 0.1,0.8,0.1, video 0.6,0.3,0.1), cubic or bbr (s2n-quic's); over
+    /// tcp: cubic, bbr, reno or tcp:NAME (the kernel's).
     #[arg(long)]
     cc: String,
     /// The bottleneck: bw_pps=B,delay_s=D,queue_pkts=Q[,loss=L] (one-way delay, 1500-byte
     /// packets).
+    #[arg(
+        long,
+        required_unless_present = "scenario",
+        conflicts_with = "scenario"
+    )]
+    link: Option<String>,
+    /// Instead of --link: a scenario file whose link (with its schedule of steps and outages)
+    /// the real path follows during each run; its senders are ignored.
     #[arg(long)]
-    link: String,
-    /// Downloads, each on a fresh path.
+    scenario: Option<PathBuf>,
+    /// Runs, each on a fresh path.
     #[arg(long, default_value_t = 10)]
     repeats: u32,
-    /// Rate a learned controller starts at (packets/s; default: half the bottleneck's).
+    /// Rate a learned controller starts at (packets/s; default: a stream's own bitrate plus a
+    /// fifth, otherwise half the bottleneck's).
     #[arg(long)]
     start_rate: Option<f64>,
-    /// Output folder: runs.csv (a row per download, written as it finishes), summary.json.
+    /// Output folder: runs.csv (a row per run, written as it finishes), summary.json,
+    /// app.png.
     #[arg(long)]
     out: PathBuf,
 }
@@ -124,12 +138,18 @@ pub fn run(args: NetArgs) -> anyhow::Result<()> {
 }
 
 fn run_app(a: AppArgs) -> anyhow::Result<()> {
-    use mocc_real::bulk::{self, BulkSummary};
+    use mocc_real::app::{self, App, AppSummary};
     super::check_count("repeats", u64::from(a.repeats), MAX_REPEATS)?;
-    let bytes = bulk::parse_bulk_app(&a.app)?;
-    let path = RunPath::link(&a.link)?.timeline.initial();
-    let start_rate = a.start_rate.unwrap_or(path.bandwidth_pps / 2.0);
-    let transport = bulk::parse_transport(&a.transport, &a.cc, start_rate)?;
+    let application = App::parse(&a.app)?;
+    let path = match &a.scenario {
+        Some(file) => RunPath::scenario(file)?,
+        None => RunPath::link(a.link.as_deref().unwrap_or_default())?,
+    };
+    let link = path.timeline.initial();
+    let start_rate = a
+        .start_rate
+        .unwrap_or_else(|| application.start_rate_pps(link.bandwidth_pps / 2.0));
+    let transport = app::parse_transport(&a.transport, &a.cc, start_rate, application.objective())?;
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let csv = a.out.join("runs.csv");
@@ -140,44 +160,37 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
             .and_then(|()| file.flush())
             .with_context(|| format!("cannot write {}", csv.display()))
     };
-    append(bulk::RUNS_CSV_HEADER.to_string())?;
+    append(application.csv_header())?;
     let mut runs = Vec::new();
     for k in 1..=a.repeats {
-        let topology = mocc_net::Topology::create(&path).context("building the path")?;
-        let run = bulk::run_bulk(&topology, &transport, bytes);
+        let topology = mocc_net::Topology::create(&link).context("building the path")?;
+        let run = app::run_app(&topology, &transport, &application, &path.timeline);
         topology.close().context("removing the path")?;
         let run = run?;
-        eprintln!(
-            "run {k}/{}: {} bytes in {:.3} s ({:.2} Mbit/s)",
-            a.repeats,
-            run.bytes,
-            run.completion_s,
-            run.goodput_mbit()
-        );
+        eprintln!("run {k}/{}: {}", a.repeats, run.describe());
         append(format!(
-            "{k},{},{},{},{},{}\n",
+            "{k},{},{},{}\n",
             a.transport,
-            csv_field(&a.cc),
-            run.bytes,
-            run.completion_s,
-            run.goodput_mbit()
+            mocc_real::fig10::csv_field(&a.cc),
+            run.csv_fields(&application)
         ))?;
         runs.push(run);
     }
-    let summary = BulkSummary::of(&runs);
+    let summary = AppSummary::of(&application, &runs);
     let json = serde_json::to_string(&summary)?;
     mocc_policy::write_file_atomic(&a.out.join("summary.json"), format!("{json}\n").as_bytes())?;
-    eprintln!("results: {}", csv.display());
+    let png = a.out.join("app.png");
+    let path_name = path
+        .title
+        .strip_prefix("Real path: ")
+        .unwrap_or(&path.title);
+    let title = format!(
+        "{} over {} with {} on {path_name}",
+        a.app, a.transport, a.cc
+    );
+    app::figure::draw_app_runs(&png, &title, &application, &runs)?;
+    eprintln!("results: {}\nfigure: {}", csv.display(), png.display());
     super::print_line(json)
-}
-
-/// A CSV field: quoted when it holds a comma or a quote.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }
 
 /// The most real runs per network and objective of a comparison.

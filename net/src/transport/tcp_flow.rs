@@ -128,7 +128,7 @@ fn accept_until(listener: &TcpListener, give_up: &AtomicBool) -> Result<Option<T
 }
 
 /// Sets the connection's congestion control (before any data is sent, so it starts afresh).
-pub fn set_congestion(stream: &TcpStream, name: &str) -> Result<()> {
+pub fn set_congestion(stream: &impl AsRawFd, name: &str) -> Result<()> {
     // SAFETY: the option value points at `name`'s bytes for the duration of the call.
     let rc = unsafe {
         libc::setsockopt(
