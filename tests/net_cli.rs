@@ -554,7 +554,10 @@ fn streams_and_video_sessions_complete_over_kernel_cubic_and_the_learned_control
         assert!((25.0..=31.0).contains(&fps), "{transport} {cc}: {j}");
         let p95 = j["delay_p95_ms"].as_f64().unwrap();
         assert!(p95 > 0.0 && p95 < 200.0, "{transport} {cc}: {j}");
-        assert!(j["late_share"].as_f64().unwrap() < 0.05, "{transport} {cc}: {j}");
+        assert!(
+            j["late_share"].as_f64().unwrap() < 0.05,
+            "{transport} {cc}: {j}"
+        );
         let rows = std::fs::read_to_string(out_dir.join("runs.csv")).unwrap();
         assert!(rows.lines().nth(1).unwrap().contains(",90,90,"), "{rows}");
         assert!(out_dir.join("app.png").is_file());

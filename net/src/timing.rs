@@ -13,12 +13,17 @@ pub fn realtime_ns() -> u64 {
     clock_ns(libc::CLOCK_REALTIME)
 }
 
+/// CPU time of the calling thread (s).
+pub fn thread_cpu_s() -> f64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) as f64 * 1e-9
+}
+
 fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid timespec; both clocks always exist on Linux.
+    // SAFETY: `ts` is a valid timespec; these clocks always exist on Linux.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

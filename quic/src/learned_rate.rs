@@ -8,8 +8,9 @@
 //! counted in those units, a remainder carried to the next event, so that an MI holds the
 //! bytes it held in training and the rate (packets/s) means the same bytes per second. Pacing
 //! follows the rate: each datagram's departure is the previous one's plus its bytes at the
-//! current rate; a sender that fell behind (late timers) catches up by at most
-//! [`MAX_PACING_LAG_S`], and no credit builds up while the application is idle.
+//! current rate; a sender that fell behind (late timers, an idle application) catches up by at
+//! most [`PACING_BURST_PACKETS`] (or [`MAX_PACING_LAG_S`] of packets, if more), and no more
+//! credit builds up while the application is idle.
 
 use mocc_policy::{
     ClosedMi, Controller, MiLedger, ObjectiveError, Policy, PolicyDriver, BYTES_PER_PACKET,
@@ -26,10 +27,15 @@ pub const MIN_WINDOW_BYTES: f64 = 10.0 * BYTES_PER_PACKET;
 /// allows in flight: the pacer sets the rate; the window only caps a flood after an RTT spike.
 pub const WINDOW_RTTS: f64 = 2.0;
 
-/// How far behind its schedule the pacer may fall and still catch up (s): a stack's timers
-/// wake a little late, and without catching up every late wake-up would lower the rate.
-/// Catching up sends at most this long's worth of packets back to back.
+/// How far behind its schedule the pacer may fall and still catch up (s), at least: a stack's
+/// timers wake a little late, and without catching up every late wake-up would lower the rate.
 pub const MAX_PACING_LAG_S: f64 = 0.002;
+
+/// The most packets (1500 bytes) the pacer sends back to back when it catches up, after a
+/// late timer or an idle application (as quinn's pacer and Linux's fq allow ten): a video
+/// frame or a request's answer leaves at once instead of spread over its share of the rate,
+/// while the rate over an MI stays the policy's.
+pub const PACING_BURST_PACKETS: f64 = 10.0;
 
 /// An objective the application can change while its connections run: every controller that
 /// shares the handle takes the newest one at its next MI's end.
@@ -64,6 +70,19 @@ impl ObjectiveHandle {
 /// Where closed MIs go when a connection records them (shared, so a test or a log outside
 /// the stack can read them).
 pub type MiLog = Arc<Mutex<Vec<ClosedMi>>>;
+
+/// How closely a connection paced: for each logged MI that sent (and spans time), the rate it
+/// was sent at over the policy's rate for it.
+pub fn sent_over_policy(mis: &[ClosedMi]) -> Vec<f64> {
+    mis.iter()
+        .filter(|m| m.mi.send_end_s > m.mi.send_start_s && m.mi.bytes_sent > 0.0)
+        .map(|m| {
+            let sent_pps =
+                m.mi.bytes_sent / BYTES_PER_PACKET / (m.mi.send_end_s - m.mi.send_start_s);
+            sent_pps / m.rate_pps
+        })
+        .collect()
+}
 
 /// Byte counts as whole policy packets, the remainder carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -137,8 +156,9 @@ impl LearnedRate {
             let closed = self.ledger.on_sent(now_s);
             self.keep(closed);
         }
-        let gap = bytes as f64 / self.pacing_rate_bytes_per_s();
-        self.next_departure_s = self.next_departure_s.max(now_s - MAX_PACING_LAG_S) + gap;
+        let rate = self.pacing_rate_bytes_per_s();
+        let credit_s = MAX_PACING_LAG_S.max((PACING_BURST_PACKETS - 1.0) * BYTES_PER_PACKET / rate);
+        self.next_departure_s = self.next_departure_s.max(now_s - credit_s) + bytes as f64 / rate;
     }
 
     /// `bytes` were acknowledged at `now_s`, their RTT sampled at `rtt_s`.

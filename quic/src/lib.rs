@@ -14,5 +14,5 @@ pub mod learned_rate;
 pub mod s2n;
 pub mod transfer;
 
-pub use learned_rate::{LearnedRate, MiLog, ObjectiveHandle};
+pub use learned_rate::{sent_over_policy, LearnedRate, MiLog, ObjectiveHandle};
 pub use s2n::{LearnedController, LearnedEndpoint};

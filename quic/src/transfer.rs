@@ -133,10 +133,23 @@ pub async fn connect_stream(
     Ok((client, connection, stream))
 }
 
+/// How long the client may hold an acknowledgement (the `max_ack_delay` it announces).
+/// s2n-quic's default receiver acknowledges every 10th packet or 25 ms after the first one it
+/// holds: below 400 packets/s the newest packet of an ACK frame then waits up to an
+/// inter-packet gap, and its RTT sample carries that wait. A learned controller reads such
+/// samples as a queue (it trained on per-packet feedback) and lowers its rate, which widens
+/// the gaps further; a 1 ms hold keeps the samples within a millisecond of the path's RTT.
+pub const CLIENT_MAX_ACK_DELAY: Duration = Duration::from_millis(1);
+
 fn client(cert: &Certificate) -> Result<Client, TransferError> {
+    let limits = s2n_quic::provider::limits::Limits::new()
+        .with_max_ack_delay(CLIENT_MAX_ACK_DELAY)
+        .map_err(|e| quic("limits")(e.to_string()))?;
     Client::builder()
         .with_tls(cert.cert_pem.as_str())
         .map_err(|e| quic("tls")(e.to_string()))?
+        .with_limits(limits)
+        .map_err(|e| quic("limits")(e.to_string()))?
         .with_io("0.0.0.0:0")
         .map_err(|e| quic("socket")(e.to_string()))?
         .start()

@@ -2,7 +2,6 @@
 //! controller a shipped export: the transfer completes, and every MI the sender filled was
 //! sent at the policy's rate.
 
-use mocc_policy::BYTES_PER_PACKET;
 use mocc_quic::transfer::{self, Certificate, QuicCc};
 use mocc_quic::{LearnedEndpoint, MiLog};
 use std::net::SocketAddr;
@@ -48,15 +47,7 @@ fn a_learned_controller_paces_a_quic_download_at_its_rate() {
     let mis = log.lock().expect("log").clone();
     assert!(mis.len() > 20, "{} MIs", mis.len());
     // MIs the sender kept busy (not its first, not the tail after the last byte).
-    let mut ratios: Vec<f64> = mis
-        .iter()
-        .filter(|m| m.mi.send_end_s > m.mi.send_start_s && m.mi.bytes_sent > 0.0)
-        .map(|m| {
-            let sent_pps =
-                m.mi.bytes_sent / BYTES_PER_PACKET / (m.mi.send_end_s - m.mi.send_start_s);
-            sent_pps / m.rate_pps
-        })
-        .collect();
+    let mut ratios = mocc_quic::sent_over_policy(&mis);
     ratios.sort_by(f64::total_cmp);
     let median = ratios[ratios.len() / 2];
     eprintln!(

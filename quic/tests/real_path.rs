@@ -90,12 +90,7 @@ fn a_learned_quic_download_crosses_the_real_path_at_the_policys_rate() {
         .iter()
         .filter(|m| m.mi.bytes_sent > 0.0 && m.mi.send_end_s > m.mi.send_start_s)
         .collect();
-    let mut ratios: Vec<f64> = busy
-        .iter()
-        .map(|m| {
-            m.mi.bytes_sent / BYTES_PER_PACKET / (m.mi.send_end_s - m.mi.send_start_s) / m.rate_pps
-        })
-        .collect();
+    let mut ratios = mocc_quic::sent_over_policy(&mis);
     ratios.sort_by(f64::total_cmp);
     let median = ratios[ratios.len() / 2];
     let delivered_pps = BYTES as f64 / BYTES_PER_PACKET / took.as_secs_f64();

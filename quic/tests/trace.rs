@@ -215,13 +215,19 @@ fn pacing_spaces_datagrams_at_the_rate_and_catches_up_only_a_little() {
     let due = rate.earliest_departure_s();
     rate.on_sent(due + 0.0005, 1500);
     assert!((rate.earliest_departure_s() - (due + gap)).abs() < 1e-12);
-    // After an idle second, no burst: at most MAX_PACING_LAG_S of credit.
+    // After idle seconds, a burst of at most ten packets: this one (whose event closes the MI,
+    // so the rate may change) and nine more, whose slots start 8 slots back.
+    assert_eq!(mocc_quic::learned_rate::PACING_BURST_PACKETS, 10.0);
     rate.on_sent(5.0, 1500);
+    let gap = 1500.0 / rate.pacing_rate_bytes_per_s();
     let next = rate.earliest_departure_s();
-    assert!(
-        next >= 5.0 - mocc_quic::learned_rate::MAX_PACING_LAG_S + gap - 1e-12,
-        "{next}"
-    );
+    assert!((next - (5.0 - 8.0 * gap)).abs() < 1e-9, "{next}");
+    // Ten packets then leave back to back, the eleventh waits for its slot.
+    for _ in 0..9 {
+        assert!(rate.earliest_departure_s() <= 5.0 + 1e-9);
+        rate.on_sent(5.0, 1500);
+    }
+    assert!((rate.earliest_departure_s() - (5.0 + gap)).abs() < 1e-9);
     // The window: two feedback delays at the rate, at least ten packets.
     assert_eq!(
         rate.window_bytes(0.0),

@@ -5,7 +5,7 @@
 //! Mbit/s, one of them with 1% random loss, and a LEO-like scenario (bandwidth and base-RTT
 //! steps, periodic outages). Each cell is repeated, each run on a fresh path.
 
-use crate::app::{self, App, AppRun, AppSummary, AppTransport};
+use crate::app::{self, App, AppRun, AppSummary, AppTransport, Measured};
 use crate::run::{net_error, RunError, RunPath};
 use mocc_plot::axes::Axis;
 use mocc_plot::chart::{draw_figure, legend_of, Figure, Line, Panel, PlotError};
@@ -191,7 +191,7 @@ fn run_cell(
     path: &Fig10Path,
     scheme: &Fig10Scheme,
     log: &mut impl FnMut(&str),
-    mut record: impl FnMut(u32, &AppRun) -> Result<(), RunError>,
+    mut record: impl FnMut(u32, &Measured) -> Result<(), RunError>,
 ) -> Result<Vec<AppRun>, RunError> {
     let link = path.path.timeline.initial();
     let transport: AppTransport = app::parse_transport(
@@ -215,10 +215,10 @@ fn run_cell(
             path.name,
             scheme.name,
             plan.repeats,
-            run.describe()
+            run.run.describe()
         ));
         record(k, &run)?;
-        runs.push(run);
+        runs.push(run.run);
     }
     Ok(runs)
 }
@@ -513,6 +513,73 @@ mod tests {
     fn the_fixed_links_parse() {
         for (_, link) in FIXED_LINKS {
             RunPath::link(link).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_figure_draws_every_application_from_its_cells() {
+        use crate::app::rtc::{RtcRun, RtcSummary};
+        use crate::app::video::{ChunkRecord, VideoRun, VideoSummary};
+        let (dir, keep) = mocc_plot::testing::test_figure_dir("fig10").unwrap();
+        let plan = Fig10Plan {
+            apps: ["bulk:1MB", "rtc:1mbit", "video:4"]
+                .iter()
+                .map(|a| App::parse(a).unwrap())
+                .collect(),
+            paths: FIXED_LINKS
+                .iter()
+                .map(|(name, link)| Fig10Path {
+                    name: name.to_string(),
+                    path: RunPath::link(link).unwrap(),
+                })
+                .collect(),
+            schemes: Fig10Scheme::all(Path::new("checkpoints/mocc-pair")),
+            repeats: 1,
+            out: dir.clone(),
+        };
+        let mut cells = Vec::new();
+        for (i, path) in plan.paths.iter().enumerate() {
+            for (j, scheme) in plan.schemes.iter().enumerate() {
+                let x = 1.0 + (i + j) as f64 / 4.0;
+                let stream = RtcRun {
+                    frames_sent: 3,
+                    frame_delays_ms: vec![20.0 * x, 30.0 * x, 40.0 * x],
+                    inter_packet_ms: vec![3.0, 4.0],
+                    span_s: 0.1,
+                };
+                let chunk = |level| ChunkRecord {
+                    level,
+                    download_s: 1.0,
+                    rebuffer_s: 0.0,
+                    buffer_s: 4.0,
+                };
+                let session = VideoRun {
+                    chunks: vec![chunk(1), chunk(j % 6), chunk(i % 6)],
+                    startup_s: 1.0,
+                };
+                for summary in [
+                    bulk(x),
+                    AppSummary::Rtc(RtcSummary::of(&[stream])),
+                    AppSummary::Video(VideoSummary::of(&[session], "mpc")),
+                ] {
+                    cells.push(Fig10Cell {
+                        app: match summary {
+                            AppSummary::Bulk(_) => "bulk",
+                            AppSummary::Rtc(_) => "rtc",
+                            AppSummary::Video(_) => "video",
+                        },
+                        path: path.name.clone(),
+                        scheme: scheme.name.clone(),
+                        summary,
+                    });
+                }
+            }
+        }
+        let png = dir.join("fig10.png");
+        draw_fig10(&png, &plan, &cells).unwrap();
+        assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+        if !keep {
+            std::fs::remove_dir_all(&dir).unwrap();
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod app;
 pub mod compare;
 pub mod fig10;
 pub mod figures;
+pub mod pacing;
 pub mod path;
 pub mod run;
 pub mod timeline;

@@ -6,7 +6,7 @@ use crate::timeline::PathTimeline;
 use mocc_eval::results::{RunMetrics, RunSums};
 use mocc_gym::{MiOutcome, StepInfo};
 use mocc_net::transport::{ConstantRate, FlowOutcome, PolicyDriver, RateDriver};
-use mocc_policy::{Controller, MetricsVersion, Policy};
+use mocc_policy::{Controller, MetricsVersion, MonitorInterval, Policy};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -48,30 +48,58 @@ pub fn flow_metrics(
     metrics: MetricsVersion,
     objective: [f64; 3],
 ) -> RunMetrics {
-    let origin_s = seconds_between(run_start_ns, flow.origin_ns);
-    let started_s = seconds_between(run_start_ns, flow.started_ns);
+    let span = FlowSpan {
+        origin_s: seconds_between(run_start_ns, flow.origin_ns),
+        started_s: seconds_between(run_start_ns, flow.started_ns),
+        duration_s: flow.duration_s,
+        acked_pkts: flow.acked as f64,
+    };
+    mi_metrics(
+        flow.mis.iter().map(|r| (&r.mi, r.rate_pps)),
+        &span,
+        path,
+        metrics,
+        objective,
+    )
+}
+
+/// Where a flow's MIs sit in a run, and what it delivered.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowSpan {
+    /// Time 0 of the MIs' clock, in run time (s).
+    pub origin_s: f64,
+    /// When the flow started, in run time (s).
+    pub started_s: f64,
+    /// How long it ran (s).
+    pub duration_s: f64,
+    /// Packets (1500 bytes) it got acknowledged.
+    pub acked_pkts: f64,
+}
+
+/// The evaluation's metrics of a flow's MIs (each with the rate it was sent at), as
+/// [`flow_metrics`] defines them, for any sender that logs MIs (the UDP transport, a QUIC
+/// connection's learned controller).
+pub fn mi_metrics<'a>(
+    mis: impl Iterator<Item = (&'a MonitorInterval, f64)>,
+    span: &FlowSpan,
+    path: &PathTimeline,
+    metrics: MetricsVersion,
+    objective: [f64; 3],
+) -> RunMetrics {
     let mut sums = RunSums::default();
-    for record in &flow.mis {
+    for (mi, rate_pps) in mis {
         let (t0, t1) = (
-            origin_s + record.mi.send_start_s,
-            origin_s + record.mi.send_end_s,
+            span.origin_s + mi.send_start_s,
+            span.origin_s + mi.send_end_s,
         );
-        let outcome = MiOutcome::of_mi(
-            &record.mi,
-            metrics,
-            path.capacity_pps(t0, t1),
-            path.base_rtt_s(t1),
-        );
-        sums.add(
-            &StepInfo::new(&record.mi, &outcome, record.rate_pps, 0.0),
-            &objective,
-        );
+        let outcome = MiOutcome::of_mi(mi, metrics, path.capacity_pps(t0, t1), path.base_rtt_s(t1));
+        sums.add(&StepInfo::new(mi, &outcome, rate_pps, 0.0), &objective);
     }
-    let end_s = started_s + flow.duration_s;
+    let end_s = span.started_s + span.duration_s;
     sums.set_totals(
-        flow.acked as f64,
-        path.capacity_pkts(started_s, end_s),
-        flow.duration_s,
+        span.acked_pkts,
+        path.capacity_pkts(span.started_s, end_s),
+        span.duration_s,
     );
     sums.metrics()
 }

@@ -23,6 +23,27 @@ enum BenchTarget {
     /// This machine's numerics fingerprints (native and portable) and what portable numerics
     /// cost: machines with the same fingerprint train the same bits.
     Numerics(NumericsArgs),
+    /// An export inside s2n-quic on the emulated path (root): at each link rate, how closely
+    /// the stack paces at the policy's rate (each MI's sent rate over the policy's) and what
+    /// the sender's thread costs (CPU per 1500 bytes, share of a core).
+    Quic(QuicArgs),
+}
+
+/// Arguments of `mocc bench quic`.
+#[derive(Debug, Args)]
+struct QuicArgs {
+    /// The export.
+    #[arg(long, default_value = "checkpoints/mocc-pair")]
+    policy: PathBuf,
+    /// Link rates (Mbit/s), each a download starting at the link's rate.
+    #[arg(long, value_delimiter = ',', default_values_t = [2.0, 10.0, 50.0])]
+    mbit: Vec<f64>,
+    /// Seconds of each download at its link's rate.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Downloads per rate (alternating the rates; the medians are reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: u32,
 }
 
 /// Arguments of `mocc bench numerics`.
@@ -121,6 +142,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             )?;
             super::print_line(serde_json::to_string(&report)?)?;
         }
+        BenchTarget::Quic(a) => {
+            super::check_count("repeats", u64::from(a.repeats), MAX_REPEATS)?;
+            if !(1.0..=600.0).contains(&a.seconds) {
+                anyhow::bail!("--seconds: from 1 to 600 (got {})", a.seconds);
+            }
+            let rows = mocc_net::remove_namespaces_on_interrupt(|| {
+                bench_quic(&a.policy, &a.mbit, a.seconds, a.repeats)
+            })??;
+            super::print_line(serde_json::to_string(&rows)?)?;
+        }
         BenchTarget::Numerics(a) => {
             // Both fingerprints under the kernels portable numerics need (and the tests pin).
             mocc_agents::pin_portable_kernels();
@@ -129,4 +160,45 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Each rate's medians over `repeats` downloads, the rates alternated within each repeat.
+fn bench_quic(
+    policy: &std::path::Path,
+    rates: &[f64],
+    seconds: f64,
+    repeats: u32,
+) -> anyhow::Result<Vec<mocc_real::pacing::PacingRow>> {
+    use mocc_real::pacing::{bench_pacing, PacingRow};
+    let mut runs: Vec<Vec<PacingRow>> = vec![Vec::new(); rates.len()];
+    for k in 1..=repeats {
+        for (i, &mbit) in rates.iter().enumerate() {
+            let row = bench_pacing(policy, mbit, seconds)?;
+            eprintln!(
+                "{mbit} Mbit/s, run {k}/{repeats}: {}",
+                serde_json::to_string(&row)?
+            );
+            runs[i].push(row);
+        }
+    }
+    Ok(runs.iter().map(|r| median_row(r)).collect())
+}
+
+/// The median of each field over `rows` (at least one).
+fn median_row(rows: &[mocc_real::pacing::PacingRow]) -> mocc_real::pacing::PacingRow {
+    use mocc_eval::results::median;
+    let m = |f: fn(&mocc_real::pacing::PacingRow) -> f64| median(rows.iter().map(f).collect());
+    mocc_real::pacing::PacingRow {
+        link_mbit: rows[0].link_mbit,
+        mis: median(rows.iter().map(|r| r.mis as f64).collect()) as usize,
+        ratio_p10: m(|r| r.ratio_p10),
+        ratio_median: m(|r| r.ratio_median),
+        ratio_p90: m(|r| r.ratio_p90),
+        policy_mbit: m(|r| r.policy_mbit),
+        goodput_mbit: m(|r| r.goodput_mbit),
+        utilization: m(|r| r.utilization),
+        rtt_ratio: m(|r| r.rtt_ratio),
+        cpu_us_per_packet: m(|r| r.cpu_us_per_packet),
+        core_share: m(|r| r.core_share),
+    }
 }

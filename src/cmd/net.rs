@@ -68,7 +68,7 @@ struct AppArgs {
     #[arg(long)]
     start_rate: Option<f64>,
     /// Output folder: runs.csv (a row per run, written as it finishes), summary.json,
-    /// app.png.
+    /// app.png, and for a learned controller mis-<k>.csv (run k's MIs).
     #[arg(long)]
     out: PathBuf,
 }
@@ -163,18 +163,24 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
     append(application.csv_header())?;
     let mut runs = Vec::new();
     for k in 1..=a.repeats {
+        let (logged, log) = app::with_mi_log(&transport);
         let topology = mocc_net::Topology::create(&link).context("building the path")?;
-        let run = app::run_app(&topology, &transport, &application, &path.timeline);
+        let run = app::run_app(&topology, &logged, &application, &path.timeline);
         topology.close().context("removing the path")?;
         let run = run?;
-        eprintln!("run {k}/{}: {}", a.repeats, run.describe());
+        if let Some(log) = log {
+            let mis = log.lock().map(|m| m.clone()).unwrap_or_default();
+            let file = a.out.join(format!("mis-{k}.csv"));
+            mocc_policy::write_file_atomic(&file, app::mis_csv(&mis).as_bytes())?;
+        }
+        eprintln!("run {k}/{}: {}", a.repeats, run.run.describe());
         append(format!(
             "{k},{},{},{}\n",
             a.transport,
             mocc_real::fig10::csv_field(&a.cc),
             run.csv_fields(&application)
         ))?;
-        runs.push(run);
+        runs.push(run.run);
     }
     let summary = AppSummary::of(&application, &runs);
     let json = serde_json::to_string(&summary)?;

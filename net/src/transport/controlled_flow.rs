@@ -18,7 +18,7 @@ use super::loss_detector::LossDetector;
 use super::wire::{self, Kind, Stamp, DATA_PAYLOAD_BYTES, HEADER_BYTES};
 use crate::error::{NetError, Result};
 use crate::rx_timestamp;
-use crate::timing::{monotonic_ns, set_timer_slack_to_minimum};
+use crate::timing::{monotonic_ns, set_timer_slack_to_minimum, thread_cpu_s};
 use crate::topology::{Host, Topology};
 
 /// Below this much time to the next send the sender spins instead of sleeping (s).
@@ -427,17 +427,6 @@ fn wait_readable(socket: &UdpSocket, seconds: f64) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// CPU time of the calling thread (s).
-fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec; the thread CPU clock always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 fn pacing_stats(lateness: &mut [f64], cpu_per_packet_s: f64) -> PacingStats {

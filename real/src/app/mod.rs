@@ -104,7 +104,7 @@ impl App {
             Self::Rtc(_) => rtc::CSV_COLUMNS,
             Self::Video(_) => video::CSV_COLUMNS,
         };
-        format!("run,transport,cc,{columns}\n")
+        format!("run,transport,cc,{columns},sender_cpu_s\n")
     }
 }
 
@@ -119,8 +119,16 @@ pub enum AppRun {
     Video(video::VideoRun),
 }
 
-impl AppRun {
+impl Measured {
     /// Its `runs.csv` fields after the run, transport and controller.
+    pub fn csv_fields(&self, app: &App) -> String {
+        format!("{},{}", self.run.csv_fields(app), self.sender_cpu_s)
+    }
+}
+
+impl AppRun {
+    /// Its `runs.csv` fields after the run, transport and controller (the sender's CPU
+    /// time aside).
     pub fn csv_fields(&self, app: &App) -> String {
         match (self, app) {
             (Self::Bulk(r), _) => r.csv_fields(),
@@ -158,19 +166,64 @@ impl AppRun {
     }
 }
 
+/// One run and what it cost the sender.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// What the receiver measured.
+    pub run: AppRun,
+    /// CPU time of the sender's thread (s): the stack, its congestion controller and the
+    /// application's sending side.
+    pub sender_cpu_s: f64,
+}
+
 /// Runs `app` once across `topology` over `transport`, the path following `timeline`.
 pub fn run_app(
     topology: &mocc_net::Topology,
     transport: &AppTransport,
     app: &App,
     timeline: &PathTimeline,
-) -> Result<AppRun, RunError> {
+) -> Result<Measured, RunError> {
     let changes = timeline.changes(app.time_limit_s());
+    let measured = |(run, sender_cpu_s)| Measured { run, sender_cpu_s };
     match app {
-        App::Bulk(a) => session::run_session(topology, transport, a, &changes).map(AppRun::Bulk),
-        App::Rtc(a) => session::run_session(topology, transport, a, &changes).map(AppRun::Rtc),
-        App::Video(a) => session::run_session(topology, transport, a, &changes).map(AppRun::Video),
+        App::Bulk(a) => session::run_session(topology, transport, a, &changes)
+            .map(|(r, cpu)| measured((AppRun::Bulk(r), cpu))),
+        App::Rtc(a) => session::run_session(topology, transport, a, &changes)
+            .map(|(r, cpu)| measured((AppRun::Rtc(r), cpu))),
+        App::Video(a) => session::run_session(topology, transport, a, &changes)
+            .map(|(r, cpu)| measured((AppRun::Video(r), cpu))),
     }
+}
+
+/// `transport` with every closed MI of a learned controller's connections logged (the log
+/// comes back), or `transport` itself for the stacks' own controllers and kernel TCP.
+pub fn with_mi_log(transport: &AppTransport) -> (AppTransport, Option<mocc_quic::MiLog>) {
+    match transport {
+        AppTransport::Quic(QuicCc::Learned(e)) => {
+            let log = mocc_quic::MiLog::default();
+            let logged = e.clone().with_log(log.clone());
+            (AppTransport::Quic(QuicCc::Learned(logged)), Some(log))
+        }
+        other => (other.clone(), None),
+    }
+}
+
+/// A learned controller's MIs as CSV: the rate each was sent at, the rate it set next, and
+/// the MI's statistics (times in seconds from the connection's first packet).
+pub fn mis_csv(mis: &[mocc_policy::ClosedMi]) -> String {
+    let mut text = format!(
+        "rate_pps,next_rate_pps,{}\n",
+        mocc_policy::MonitorInterval::CSV_HEADER
+    );
+    for m in mis {
+        text.push_str(&format!(
+            "{},{},{}\n",
+            m.rate_pps,
+            m.next_rate_pps,
+            m.mi.to_csv_row()
+        ));
+    }
+    text
 }
 
 /// Runs over repeats, as `summary.json` and the last stdout line give them.

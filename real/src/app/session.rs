@@ -5,6 +5,7 @@
 //! both transports. The path follows its timeline meanwhile.
 
 use crate::run::{net_error, RunError};
+use mocc_net::timing::thread_cpu_s;
 use mocc_net::{run_schedule, Host, NetError, PathChange, Topology};
 use mocc_quic::transfer::{self, BidirectionalStream, Certificate, QuicCc};
 use std::future::Future;
@@ -81,6 +82,10 @@ pub(crate) trait Application: Clone + Send + 'static {
     fn time_limit(&self) -> Duration;
 }
 
+/// What a receiver measured, and the CPU time the sender's thread spent (s): the stack, its
+/// congestion controller and the application's sending side.
+pub(crate) type Session<T> = (T, f64);
+
 /// Runs `app` once across `topology` over `transport` while the path makes `changes` (times
 /// from the start of the connection attempt).
 pub(crate) fn run_session<A: Application>(
@@ -88,7 +93,7 @@ pub(crate) fn run_session<A: Application>(
     transport: &AppTransport,
     app: &A,
     changes: &[PathChange],
-) -> Result<A::Outcome, RunError> {
+) -> Result<Session<A::Outcome>, RunError> {
     let stop = AtomicBool::new(false);
     let start = Instant::now();
     std::thread::scope(|scope| {
@@ -108,7 +113,7 @@ fn connect_and_run<A: Application>(
     transport: &AppTransport,
     app: &A,
     epoch: Instant,
-) -> Result<A::Outcome, RunError> {
+) -> Result<Session<A::Outcome>, RunError> {
     let addr = SocketAddr::new(topology.sender_addr().into(), PORT);
     match transport {
         AppTransport::Quic(cc) => quic_session(topology, addr, cc.clone(), app, epoch),
@@ -122,12 +127,13 @@ fn quic_session<A: Application>(
     cc: QuicCc,
     app: &A,
     epoch: Instant,
-) -> Result<A::Outcome, RunError> {
+) -> Result<Session<A::Outcome>, RunError> {
     let cert = Certificate::self_signed().map_err(invalid)?;
     let (server_cert, server_app, limit) = (cert.clone(), app.clone(), app.time_limit());
     let (ready, listening) = mpsc::channel();
     let sender = topology
         .spawn_in(Host::Sender, "quic-sender", move || {
+            let cpu = thread_cpu_s();
             on_runtime(limit, async move {
                 let server = transfer::listen(addr, cc, &server_cert).map_err(other)?;
                 let _ = ready.send(());
@@ -142,6 +148,7 @@ fn quic_session<A: Application>(
                 transfer::until_closed(&mut connection, CLOSE_WAIT).await;
                 Ok(())
             })
+            .map(|()| thread_cpu_s() - cpu)
         })
         .map_err(net_error("starting the QUIC sender"))?;
     if listening.recv_timeout(CONNECT_WAIT).is_err() {
@@ -176,7 +183,7 @@ fn tcp_session<A: Application>(
     cc: &str,
     app: &A,
     epoch: Instant,
-) -> Result<A::Outcome, RunError> {
+) -> Result<Session<A::Outcome>, RunError> {
     let listener = topology
         .in_namespace(Host::Sender, move || std::net::TcpListener::bind(addr))
         .map_err(net_error("the TCP sender's namespace"))?
@@ -185,6 +192,7 @@ fn tcp_session<A: Application>(
     let sender = std::thread::Builder::new()
         .name("tcp-sender".into())
         .spawn(move || {
+            let cpu = thread_cpu_s();
             on_runtime(limit, async move {
                 listener.set_nonblocking(true)?;
                 let listener = tokio::net::TcpListener::from_std(listener)?;
@@ -195,6 +203,7 @@ fn tcp_session<A: Application>(
                 stream.set_nodelay(true)?;
                 serve_stream(&server_app, &mut stream, epoch).await
             })
+            .map(|()| thread_cpu_s() - cpu)
         })
         .map_err(|e| net_error("starting the TCP sender")(NetError::io("thread", e)))?;
     let receiver_app = app.clone();
@@ -261,20 +270,20 @@ async fn drain<S: Stream>(stream: &mut S) -> io::Result<()> {
     Ok(())
 }
 
-/// The receiver's outcome, or the first error, naming its end.
+/// The receiver's outcome and the sender's CPU time, or the first error, naming its end.
 fn finish<T>(
-    served: Result<(), String>,
+    served: Result<f64, String>,
     received: Result<T, String>,
     transport: &str,
-) -> Result<T, RunError> {
+) -> Result<Session<T>, RunError> {
     let outcome = received.map_err(|e| invalid(format!("the {transport} receiver: {e}")))?;
-    served.map_err(|e| invalid(format!("the {transport} sender: {e}")))?;
-    Ok(outcome)
+    let cpu_s = served.map_err(|e| invalid(format!("the {transport} sender: {e}")))?;
+    Ok((outcome, cpu_s))
 }
 
 /// The sender's error, or `fallback` when it gave none.
 fn sender_error(
-    handle: std::thread::JoinHandle<mocc_net::Result<Result<(), String>>>,
+    handle: std::thread::JoinHandle<mocc_net::Result<Result<f64, String>>>,
     fallback: &str,
 ) -> RunError {
     match handle.join() {
