@@ -654,3 +654,35 @@ fn a_killed_app_run_leaves_no_namespaces() {
     );
     std::fs::remove_dir_all(&out_dir).unwrap();
 }
+
+/// `mocc experiment fig10` refuses an application of the wrong kind, or a bad one, before it
+/// builds any path (no root needed).
+#[test]
+fn fig10_refuses_a_wrong_application_before_any_path() {
+    for (flag, value, says) in [
+        (
+            "--bulk",
+            "rtc:1mbit",
+            "--bulk rtc:1mbit: expected a bulk application",
+        ),
+        ("--video", "video:x", "--video: --app video:x"),
+        (
+            "--export",
+            "/nonexistent-export",
+            "--export /nonexistent-export",
+        ),
+    ] {
+        let out = mocc(&[
+            "experiment",
+            "fig10",
+            flag,
+            value,
+            "--out",
+            "/tmp/mocc-net-cli-fig10-bad",
+        ]);
+        assert!(!out.status.success(), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{flag} {value}: {stderr}");
+    }
+    assert!(!std::path::Path::new("/tmp/mocc-net-cli-fig10-bad").exists());
+}

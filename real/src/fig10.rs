@@ -334,13 +334,17 @@ fn draw_fig10(png: &Path, plan: &Fig10Plan, cells: &[Fig10Cell]) -> Result<(), P
     let names: Vec<&str> = plan.schemes.iter().map(|s| s.name.as_str()).collect();
     let styles = policy_styles(&names);
     let paths = plan.paths.len() as f64;
+    // Each scheme's markers a little beside the others', so that equal values stay visible.
+    let n = plan.schemes.len() as f64;
+    let dodge = |j: usize| (j as f64 - (n - 1.0) / 2.0) * 0.09;
     let mut panels = Vec::new();
     for app in &plan.apps {
         let lines = plan
             .schemes
             .iter()
             .zip(&styles)
-            .map(|(s, style)| Line {
+            .enumerate()
+            .map(|(j, (s, style))| Line {
                 label: s.name.clone(),
                 points: plan
                     .paths
@@ -350,7 +354,7 @@ fn draw_fig10(png: &Path, plan: &Fig10Plan, cells: &[Fig10Cell]) -> Result<(), P
                         cells
                             .iter()
                             .find(|c| c.app == app.kind() && c.path == p.name && c.scheme == s.name)
-                            .map(|c| ((i + 1) as f64, c.summary.headline().0))
+                            .map(|c| ((i + 1) as f64 + dodge(j), c.summary.headline().0))
                     })
                     .collect(),
                 style: style.with_width(3),
@@ -404,8 +408,9 @@ fn draw_fig10(png: &Path, plan: &Fig10Plan, cells: &[Fig10Cell]) -> Result<(), P
         png,
         &Figure {
             title: Some(format!(
-                "Applications on the emulated path, {} runs each (paths: {})",
+                "Applications on the emulated path, {} run{} each (paths: {})",
                 plan.repeats,
+                if plan.repeats == 1 { "" } else { "s" },
                 key.join(", ")
             )),
             columns: 2,
@@ -423,11 +428,14 @@ fn levels_panel(
     video: &App,
     styles: &[mocc_plot::style::LineStyle],
 ) -> Panel {
+    let n = plan.schemes.len() as f64;
     let lines = plan
         .schemes
         .iter()
         .zip(styles)
-        .map(|(s, style)| {
+        .enumerate()
+        .map(|(j, (s, style))| {
+            let shift = 1.0 + (j as f64 - (n - 1.0) / 2.0) * 0.03;
             let mut per_level = vec![0.0; app::abr::LADDER_KBPS.len()];
             let mut sessions = 0.0;
             for c in cells
@@ -446,7 +454,7 @@ fn levels_panel(
                 points: app::abr::LADDER_KBPS
                     .iter()
                     .zip(&per_level)
-                    .map(|(kbps, n)| (kbps / 1e3, n / sessions.max(1.0)))
+                    .map(|(kbps, k)| (kbps / 1e3 * shift, k / sessions.max(1.0)))
                     .collect(),
                 style: style.with_width(3),
             }

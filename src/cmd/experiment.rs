@@ -37,20 +37,19 @@ struct Fig10Args {
     /// The LEO-like scenario (its link's schedule and outages).
     #[arg(long, default_value = "configs/scenarios/leo.yaml")]
     leo: PathBuf,
-    /// Runs per application, path and scheme.
-    #[arg(long, default_value_t = 10)]
-    repeats: u32,
-    /// The bulk download.
-    #[arg(long, default_value = "bulk:10MB")]
-    bulk: String,
-    /// The real-time stream.
-    #[arg(long, default_value = "rtc:2.5mbit:30s")]
-    rtc: String,
-    /// The video session.
-    #[arg(long, default_value = "video:mpc:48")]
-    video: String,
-    /// Shorter runs for a first look: bulk:2MB, rtc:2.5mbit:10s, video:mpc:8 and 3 repeats
-    /// (each given flag still wins).
+    /// Runs per application, path and scheme (default 10; 3 with --quick).
+    #[arg(long)]
+    repeats: Option<u32>,
+    /// The bulk download (default bulk:10MB; bulk:2MB with --quick).
+    #[arg(long)]
+    bulk: Option<String>,
+    /// The real-time stream (default rtc:2.5mbit:30s; rtc:2.5mbit:10s with --quick).
+    #[arg(long)]
+    rtc: Option<String>,
+    /// The video session (default video:mpc:48; video:mpc:8 with --quick).
+    #[arg(long)]
+    video: Option<String>,
+    /// Shorter runs and fewer of them, for a first look (about 40 minutes).
     #[arg(long)]
     quick: bool,
     /// Output folder: bulk-runs.csv, rtc-runs.csv, video-runs.csv (rows as they finish),
@@ -123,27 +122,28 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
 fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     use mocc_real::app::App;
     use mocc_real::fig10::{run_fig10, standard_paths, Fig10Plan, Fig10Scheme};
-    let given = |value: &str, default: &str, quick: &str| {
-        if a.quick && value == default {
-            quick.to_string()
-        } else {
-            value.to_string()
-        }
+    let pick = |given: &Option<String>, full: &str, quick: &str| {
+        given
+            .clone()
+            .unwrap_or_else(|| if a.quick { quick } else { full }.to_string())
     };
-    let repeats = if a.quick && a.repeats == 10 {
-        3
-    } else {
-        a.repeats
-    };
+    let repeats = a.repeats.unwrap_or(if a.quick { 3 } else { 10 });
     super::check_count("repeats", u64::from(repeats), 1_000)?;
     let apps = [
-        given(&a.bulk, "bulk:10MB", "bulk:2MB"),
-        given(&a.rtc, "rtc:2.5mbit:30s", "rtc:2.5mbit:10s"),
-        given(&a.video, "video:mpc:48", "video:mpc:8"),
+        pick(&a.bulk, "bulk:10MB", "bulk:2MB"),
+        pick(&a.rtc, "rtc:2.5mbit:30s", "rtc:2.5mbit:10s"),
+        pick(&a.video, "video:mpc:48", "video:mpc:8"),
     ]
     .iter()
-    .map(|s| App::parse(s))
-    .collect::<Result<Vec<_>, _>>()?;
+    .zip(["bulk", "rtc", "video"])
+    .map(|(text, kind)| match App::parse(text) {
+        Ok(app) if app.kind() == kind => Ok(app),
+        Ok(_) => Err(anyhow::anyhow!(
+            "--{kind} {text}: expected a {kind} application"
+        )),
+        Err(e) => Err(anyhow::anyhow!("--{kind}: {e}")),
+    })
+    .collect::<anyhow::Result<Vec<_>>>()?;
     mocc_policy::Policy::load(&a.export)
         .with_context(|| format!("--export {}", a.export.display()))?;
     let plan = Fig10Plan {
