@@ -154,12 +154,7 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         out: a.out.clone(),
     };
     let report = run_fig10(&plan, |line| eprintln!("{line}"))?;
-    let summary = a.out.join("summary.json");
-    mocc_policy::write_file_atomic(
-        &summary,
-        (serde_json::to_string_pretty(&report)? + "\n").as_bytes(),
-    )
-    .with_context(|| format!("cannot write {}", summary.display()))?;
+    write_summary(&a.out, &report)?;
     eprintln!(
         "outputs: {}/fig10.csv, fig10.png, summary.json, <app>-runs.csv",
         a.out.display()
@@ -203,16 +198,21 @@ fn adaptation(a: AdaptationArgs) -> anyhow::Result<()> {
         resume: a.resume,
     };
     let report = run_adaptation_experiment(&exp, |line| eprintln!("{line}"))?;
-    let summary = a.out.join("summary.json");
-    mocc_policy::write_file_atomic(
-        &summary,
-        (serde_json::to_string_pretty(&report)? + "\n").as_bytes(),
-    )
-    .with_context(|| format!("cannot write {}", summary.display()))?;
+    write_summary(&a.out, &report)?;
     eprintln!(
         "outputs: {}/adaptation.csv, adaptation.png, forgetting.csv, forgetting.png, summary.json",
         a.out.display()
     );
     super::print_line(serde_json::to_string(&report)?)?;
     Ok(())
+}
+
+/// Writes an experiment's report as `summary.json` in `out`.
+fn write_summary(out: &std::path::Path, report: &impl serde::Serialize) -> anyhow::Result<()> {
+    let summary = out.join("summary.json");
+    mocc_policy::write_file_atomic(
+        &summary,
+        (serde_json::to_string_pretty(report)? + "\n").as_bytes(),
+    )
+    .with_context(|| format!("cannot write {}", summary.display()))
 }

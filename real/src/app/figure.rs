@@ -138,32 +138,24 @@ fn video_panels(runs: &[AppRun], line: impl Fn(usize, Vec<(f64, f64)>) -> Line) 
         })
         .collect();
     let chunks = sessions.iter().map(|s| s.chunks.len()).max().unwrap_or(1) as f64;
-    let bitrate = sessions
-        .iter()
-        .enumerate()
-        .map(|(k, s)| {
-            let points = s
-                .chunks
-                .iter()
-                .enumerate()
-                .map(|(i, c)| ((i + 1) as f64, LADDER_KBPS[c.level] / 1e3))
-                .collect();
-            line(k, points)
-        })
-        .collect();
-    let buffer = sessions
-        .iter()
-        .enumerate()
-        .map(|(k, s)| {
-            let points = s
-                .chunks
-                .iter()
-                .enumerate()
-                .map(|(i, c)| ((i + 1) as f64, c.buffer_s))
-                .collect();
-            line(k, points)
-        })
-        .collect();
+    // One line per session of `value` at each chunk.
+    let per_chunk = |value: fn(&super::video::ChunkRecord) -> f64| -> Vec<Line> {
+        sessions
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let points = s
+                    .chunks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| ((i + 1) as f64, value(c)))
+                    .collect();
+                line(k, points)
+            })
+            .collect()
+    };
+    let bitrate = per_chunk(|c| LADDER_KBPS[c.level] / 1e3);
+    let buffer = per_chunk(|c| c.buffer_s);
     let top = LADDER_KBPS[LADDER_KBPS.len() - 1] / 1e3;
     vec![
         Panel::new(
