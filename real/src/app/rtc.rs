@@ -113,6 +113,15 @@ pub(crate) fn percentile(values: &[f64], q: f64) -> f64 {
     v[rank - 1]
 }
 
+/// The smallest and largest of `values` (infinities when empty).
+pub(crate) fn min_max(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        })
+}
+
 fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
@@ -305,10 +314,7 @@ impl RtcSummary {
             frames: runs.first().map_or(0, |r| r.frames_sent),
             delay_p50_ms: med(RtcRun::delay_p50_ms),
             delay_p95_ms: med(RtcRun::delay_p95_ms),
-            delay_p95_range_ms: (
-                p95.iter().copied().fold(f64::INFINITY, f64::min),
-                p95.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            ),
+            delay_p95_range_ms: min_max(&p95),
             late_share: med(RtcRun::late_share),
             delivered_fps: med(RtcRun::delivered_fps),
             inter_packet_ms: med(RtcRun::inter_packet_mean_ms),

@@ -279,10 +279,7 @@ impl VideoSummary {
             chunks: runs.first().map_or(0, |r| r.chunks.len()),
             rule,
             qoe_lin: med(VideoRun::qoe_lin),
-            qoe_lin_range: (
-                qoe.iter().copied().fold(f64::INFINITY, f64::min),
-                qoe.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            ),
+            qoe_lin_range: super::rtc::min_max(&qoe),
             mean_bitrate_mbit: med(VideoRun::mean_bitrate_mbit),
             rebuffer_s: med(VideoRun::rebuffer_s),
             startup_s: med(|r| r.startup_s),
