@@ -39,7 +39,12 @@ pub fn evaluate_networks(policy: &LoadedPolicy, suite: &Suite) -> Result<Vec<Eva
             for &seed in &suite.seeds {
                 let mut env = Env::new(scenario.clone(), seed, 0);
                 env.set_objective(*w);
-                envs.push((env, *w, seed, RunSums::default()));
+                let mut sums = RunSums::default();
+                // The reset's startup and probe MIs count as the steps' do.
+                for mi in env.slot_probe_mis(0) {
+                    sums.add(&mi.info, w);
+                }
+                envs.push((env, *w, seed, sums));
             }
         }
         let d = scenario.obs_len();

@@ -107,6 +107,12 @@ fn run_scenario(
     let d = scenario.obs_len();
     let wf = w.map(|v| v as f32);
     let mut sums = RunSums::default();
+    // The reset's startup and probe MIs count as the steps' do.
+    for k in 0..slots {
+        for mi in env.slot_probe_mis(k) {
+            sums.add(&mi.info, &w);
+        }
+    }
     let mut obs = Vec::with_capacity(slots * d);
     let mut objectives = Vec::with_capacity(slots * 3);
     let mut modes = Vec::with_capacity(slots);

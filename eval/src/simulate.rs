@@ -257,9 +257,9 @@ fn run(
     };
     let mut env = Env::new(scenario, seed, 0);
     let mut last_end_s = None;
-    while !horizon.reached(sums.mis, last_end_s) {
-        env.step_driving(&mut decide);
-        let closed = step_mis(&env);
+    // The reset's startup and probe MIs come first; then each step's.
+    let mut closed = step_mis(&env);
+    loop {
         // The newest history rows are these MIs' (the step's last, its probe's before it).
         let rows = env
             .observation()
@@ -278,7 +278,12 @@ fn run(
             last_end_s = Some(row.time_s);
             sink(&row).map_err(SimulationError::Output)?;
         }
-        if env.slot_completion(0).is_none() {
+        if horizon.reached(sums.mis, last_end_s) {
+            break;
+        }
+        env.step_driving(&mut decide);
+        closed = step_mis(&env);
+        if env.slot_completion(0).is_none() && closed.is_empty() {
             // The first learned sender left (its stop time): its connection is over.
             break;
         }
@@ -295,8 +300,8 @@ struct ClosedMi {
     mode: Mode,
 }
 
-/// The first learned sender's MIs a [`Env::step_driving`] closed, in order: its base-RTT
-/// probe's, then the step's, unless the sender left.
+/// The first learned sender's MIs a [`Env::step_driving`] (or the reset) closed, in order:
+/// its startup's and base-RTT probe's, then the step's, unless the sender left (or none).
 fn step_mis(env: &Env) -> Vec<ClosedMi> {
     let probes = env.slot_probe_mis(0).iter().map(|p| ClosedMi {
         info: p.info,

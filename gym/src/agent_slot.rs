@@ -1,7 +1,7 @@
 //! One learned sender inside an env: the sender loop a deployed `Controller` runs (MI clock,
 //! rate rule, the agent's rate), its objective, and where it stands in the episode.
 
-use mocc_policy::{ModeState, ObservationBuilder, ProbeState, SenderLoop};
+use mocc_policy::{ModeState, ObservationBuilder, ProbeState, SenderLoop, StartupState};
 use serde::{Deserialize, Serialize};
 
 /// Where a learned sender stands in its episode.
@@ -66,6 +66,7 @@ impl AgentSlot {
             warmup_left: clock.warmup_left(),
             probe: clock.probe_state(),
             mode: clock.mode_state(),
+            startup: *self.sender_loop.startup(),
         }
     }
 }
@@ -88,4 +89,6 @@ pub struct SlotSnapshot {
     pub(crate) probe: ProbeState,
     #[serde(default, skip_serializing_if = "ModeState::is_fresh")]
     pub(crate) mode: ModeState,
+    #[serde(default, skip_serializing_if = "StartupState::is_fresh")]
+    pub(crate) startup: StartupState,
 }

@@ -8,7 +8,7 @@
 //! ([`ObservationConfig`], [`ObservationBuilder`]), MI sizing ([`MonitorIntervalConfig`]), the
 //! agent's MI clock ([`MiClock`]: warm-up, history, next MI length, when to decide), the
 //! rate-update rule ([`RateRule`]), the one decision loop every learned sender runs
-//! ([`SenderLoop`]: clock, rule, the agent's rate, probes' pacing, the mode), base-RTT probes between decisions ([`ProbeRtt`]), Copa's
+//! ([`SenderLoop`]: clock, rule, the agent's rate, probes' pacing, the mode), base-RTT probes between decisions ([`ProbeRtt`]), a startup that doubles the rate every round trip before the first decision ([`Startup`]), Copa's
 //! switch between a cooperative and a competitive policy ([`ModeSwitch`]) and the
 //! [`Objective`] type.
 //!
@@ -42,6 +42,7 @@ pub mod sender_loop;
 pub mod serde_float;
 pub mod spec;
 pub mod staged_dir;
+pub mod startup;
 
 pub use baseline::{BaselineMode, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
@@ -72,3 +73,4 @@ pub use spec::{
     WeightsSpec, POLICY_FORMAT_VERSION,
 };
 pub use staged_dir::{write_file_atomic, Replaceable, StagedDir};
+pub use startup::{Startup, StartupExit, StartupState, StartupStep};

@@ -5,6 +5,7 @@
 use crate::error::{invalid, RateError};
 use crate::mode::ModeSwitch;
 use crate::probe::ProbeRtt;
+use crate::startup::Startup;
 use serde::{Deserialize, Serialize};
 
 /// The highest rate any rule may be configured to reach (packets/s): 12 Gbit/s of 1500-byte
@@ -37,6 +38,10 @@ pub struct RateRule {
     /// competitive. Training takes no switch; `mocc pair` writes one into an export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode_switch: Option<ModeSwitch>,
+    /// A startup phase before the agent's first decision: the rate doubles every round trip
+    /// until the path is full (absent: the agent starts at the start rate, Aurora's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup: Option<Startup>,
 }
 
 /// The increase of a binomial rule (Bansal and Balakrishnan, "Binomial congestion control
@@ -109,6 +114,7 @@ impl Default for RateRule {
             binomial_increase: None,
             probe_rtt: None,
             mode_switch: None,
+            startup: None,
         }
     }
 }
@@ -145,6 +151,9 @@ impl RateRule {
         }
         if let Some(p) = &self.probe_rtt {
             p.validate()?;
+        }
+        if let Some(s) = &self.startup {
+            s.validate()?;
         }
         match (&self.mode_switch, &self.probe_rtt) {
             (Some(_), None) => invalid(

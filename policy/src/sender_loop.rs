@@ -1,6 +1,7 @@
 //! One learned sender's decision loop, the one the gym trains and every deployment runs: at
 //! the end of each monitor interval the MI clock steps (warm-up, history, base-RTT probes,
-//! the mode switch), the agent decides when the clock says so, the rate rule turns its action
+//! the mode switch), a startup grows the rate until the path is full ([`crate::Startup`]),
+//! the agent decides when the clock says so, the rate rule turns its action
 //! into the agent's rate, and the sender paces the next MI at that rate, or in a probe MI at
 //! the probe's share of it, for the length the clock gives at that pacing rate.
 //!
@@ -11,7 +12,8 @@
 
 use crate::{
     MetricsVersion, MiClock, Mode, ModeState, MonitorInterval, MonitorIntervalConfig,
-    ObservationBuilder, ObservationConfig, PolicySpec, ProbeState, RateRule,
+    ObservationBuilder, ObservationConfig, PolicySpec, ProbeState, RateRule, StartupState,
+    StartupStep,
 };
 
 /// What a learned sender's loop is made of: the observation, metric version, MI sizing and
@@ -45,6 +47,8 @@ pub struct SavedClock {
     pub probe: ProbeState,
     /// The mode switch's state.
     pub mode: ModeState,
+    /// The startup's state.
+    pub startup: StartupState,
 }
 
 impl LoopSpec<'_> {
@@ -55,6 +59,7 @@ impl LoopSpec<'_> {
             rule: RateRule {
                 probe_rtt: None,
                 mode_switch: None,
+                startup: None,
                 ..self.rule
             },
             ..self
@@ -98,13 +103,16 @@ impl PolicySpec {
     }
 }
 
-/// One learned sender's loop: its MI clock, its rate rule and the rate its agent chose.
+/// One learned sender's loop: its MI clock, its rate rule, its startup and the rate its agent
+/// chose.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SenderLoop {
     clock: MiClock,
     rule: RateRule,
-    /// The rate the agent chose (the pacing rate outside probes), packets/s.
+    /// The rate the agent chose (the pacing rate outside probes; the startup's while it runs),
+    /// packets/s.
     rate_pps: f64,
+    startup: StartupState,
 }
 
 impl SenderLoop {
@@ -115,15 +123,18 @@ impl SenderLoop {
             clock: spec.clock(),
             rule: spec.rule,
             rate_pps,
+            startup: StartupState::default(),
         }
     }
 
     /// The loop a snapshot left, its agent's rate `rate_pps`.
     pub fn resume(spec: &LoopSpec<'_>, saved: SavedClock, rate_pps: f64) -> Self {
+        let startup = saved.startup;
         Self {
             clock: spec.resumed_clock(saved),
             rule: spec.rule,
             rate_pps,
+            startup,
         }
     }
 
@@ -143,7 +154,7 @@ impl SenderLoop {
         } else {
             0.0
         };
-        self.clock.reset(estimate)
+        self.restart(estimate)
     }
 
     /// [`SenderLoop::start`] that lets `decide` take the first decision when there is no
@@ -160,17 +171,48 @@ impl SenderLoop {
         self.pacing_rate_pps()
     }
 
-    /// Restarts the clock only (the gym: its sender keeps the rate it was given, and the
-    /// estimate is taken as is). Returns whether the agent decides now.
+    /// Restarts the clock and the startup only (the gym: its sender keeps the rate it was
+    /// given, and the estimate is taken as is). Returns whether the agent decides now.
     pub fn restart(&mut self, one_way_delay_s: f64) -> bool {
-        self.clock.reset(one_way_delay_s)
+        self.startup = StartupState::begin(self.rule.startup.as_ref());
+        self.clock.reset(one_way_delay_s) && !self.startup.running()
     }
 
     /// Folds in a finished MI; returns whether the agent decides now (then call
-    /// [`SenderLoop::apply`]); otherwise the warm-up or a base-RTT probe goes on.
+    /// [`SenderLoop::apply`]); otherwise the warm-up, the startup or a base-RTT probe goes on.
     #[must_use]
     pub fn on_mi(&mut self, mi: &MonitorInterval) -> bool {
-        self.clock.on_mi(mi)
+        let startup_mi = self.in_startup();
+        let decides = self.clock.on_mi(mi);
+        match self.rule.startup {
+            Some(startup) if startup_mi => {
+                let step = self
+                    .startup
+                    .on_mi(&startup, mi, self.rate_pps, self.rule.max_rate_pps);
+                self.after_startup_mi(step)
+            }
+            _ => decides && !self.startup.running(),
+        }
+    }
+
+    /// The rate after a startup MI, and whether the agent decides now: not while the startup
+    /// grows or drains; at its end. A probe the clock's timer began during the startup ends
+    /// it (the probe drains what it built).
+    fn after_startup_mi(&mut self, step: StartupStep) -> bool {
+        match step {
+            StartupStep::Pace(rate) if !self.clock.probing() => {
+                self.rate_pps = self.rule.clamp(rate);
+                false
+            }
+            StartupStep::Pace(_) => {
+                self.rate_pps = self.rule.clamp(self.startup.end(self.rate_pps));
+                false
+            }
+            StartupStep::Exit(rate, _) => {
+                self.rate_pps = self.rule.clamp(rate);
+                !self.clock.probing()
+            }
+        }
     }
 
     /// [`SenderLoop::on_mi`], with `decide(mode, observation)` giving the action when the
@@ -180,7 +222,7 @@ impl SenderLoop {
         mi: &MonitorInterval,
         decide: impl FnOnce(Mode, &[f32]) -> f64,
     ) -> f64 {
-        if self.clock.on_mi(mi) {
+        if self.on_mi(mi) {
             self.decide_with(decide);
         }
         self.pacing_rate_pps()
@@ -245,6 +287,22 @@ impl SenderLoop {
     /// Whether warm-up MIs remain.
     pub fn in_warmup(&self) -> bool {
         self.clock.in_warmup()
+    }
+
+    /// Whether the next MI after any warm-up is a startup MI (paced at the startup's rate,
+    /// with no decision before it).
+    pub fn in_startup(&self) -> bool {
+        self.startup.running() && !self.clock.in_warmup()
+    }
+
+    /// Whether the loop, not the agent, paces the next MI: a startup or base-RTT probe MI.
+    pub fn paces_next_mi(&self) -> bool {
+        self.in_startup() || self.probing()
+    }
+
+    /// The startup's state (running, what it measured, why it ended).
+    pub fn startup(&self) -> &StartupState {
+        &self.startup
     }
 
     /// Which of a paired export's policies takes the next decision.

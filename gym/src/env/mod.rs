@@ -203,6 +203,7 @@ impl Env {
         if let Some(seed) = seed {
             self.rng = env_rng(seed, self.index);
         }
+        self.clear_probe_mis();
         let scenario = self.scenario.clone();
         let cfg = scenario.config();
         let params = scenario.sample_link(&mut self.rng);
@@ -258,6 +259,20 @@ impl Env {
         }
         self.completions.fill(None);
         self.advance();
+        self.finish_first_slot_loop_mis();
+    }
+
+    /// Runs the first learned sender's startup and base-RTT probe MIs to their end (other
+    /// learned senders that decide meanwhile keep their rates), so that the observation is the
+    /// one its next action answers. Their MIs stay in [`Env::slot_probe_mis`].
+    fn finish_first_slot_loop_mis(&mut self) {
+        let mut keep = |_: &Env, _: usize| Action::Delta(0.0);
+        let mut actions = std::mem::take(&mut self.action_scratch);
+        while self.slots[0].phase == SlotPhase::Running && self.slots[0].sender_loop.paces_next_mi()
+        {
+            self.step_ready_slots(&mut actions, &mut keep);
+        }
+        self.action_scratch = actions;
     }
 
     /// Whether a classic sender takes part in this episode as cross traffic (not one observed
@@ -305,7 +320,8 @@ impl Env {
         // A base-RTT probe after the MI runs to its end, so that the observation after the
         // step is the one the next action answers.
         let mut actions = std::mem::take(&mut self.action_scratch);
-        while self.slots[0].phase == SlotPhase::Running && self.slots[0].sender_loop.probing() {
+        while self.slots[0].phase == SlotPhase::Running && self.slots[0].sender_loop.paces_next_mi()
+        {
             self.step_ready_slots(&mut actions, &mut decide);
         }
         self.action_scratch = actions;
@@ -323,7 +339,7 @@ impl Env {
         if self.slots[0].phase == SlotPhase::Done && self.episode_over() {
             // Stepping on past the MI limit: a probe the last MI started runs first.
             if self.slots[0].sender_loop.probing() {
-                self.begin_probe_mi(0);
+                self.begin_loop_mi(0);
             } else {
                 self.slots[0].phase = SlotPhase::Ready;
             }

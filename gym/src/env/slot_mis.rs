@@ -13,7 +13,8 @@ use super::Env;
 use crate::limits::{MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS};
 
 impl Env {
-    /// After an MI closed (or the sender started): another warm-up MI, or the agent decides.
+    /// After an MI closed (or the sender started): another warm-up MI, the first MI of the
+    /// loop's startup (or of a probe), or the agent decides.
     pub(super) fn start_mi_or_decide(&mut self, k: usize) {
         let sender = self.slots[k].sender;
         let rate = self.net.senders()[sender].rate_pps();
@@ -23,6 +24,8 @@ impl Env {
             slot.phase = SlotPhase::Running;
             let d = slot.sender_loop.next_duration_s(rate);
             slot.mi_end_s = self.net.now_s() + jittered(d, self.mi_jitter, &mut self.rng);
+        } else if slot.sender_loop.paces_next_mi() {
+            self.begin_loop_mi(k);
         } else {
             slot.phase = SlotPhase::Ready;
         }
@@ -91,7 +94,8 @@ impl Env {
         let mi = self.net.senders_mut()[sender].close_mi(now);
         self.last_mis[sender] = mi;
         let warming_up = self.slots[k].sender_loop.in_warmup();
-        let probe_mi = self.slots[k].sender_loop.probing();
+        let loop_mi = self.slots[k].sender_loop.paces_next_mi();
+        let paced_at = self.slots[k].sender_loop.pacing_rate_pps();
         let decides = self.slots[k].sender_loop.on_mi(&mi);
         if warming_up {
             self.start_mi_or_decide(k);
@@ -99,18 +103,18 @@ impl Env {
         }
         // A running sender that is no longer active has reached its stop time: it left.
         let left = !self.net.senders()[sender].is_active(now);
-        if probe_mi {
-            // A probe MI is the clock's, not the agent's: no step; the agent decides after the
-            // last one, from the rate it had chosen. Evaluations still count it.
-            let (info, _) = self.mi_outcome(k, &mi, self.slots[k].sender_loop.probe_rate_pps());
+        if loop_mi {
+            // A startup or probe MI is the loop's, not the agent's: no step; the agent decides
+            // after the last one, from the rate the loop left it. Evaluations still count it.
+            let (info, _) = self.mi_outcome(k, &mi, paced_at);
             let mode = self.slots[k].sender_loop.mode();
             self.probe_mis[k].push(ProbeMi { info, mi, mode });
             if left {
                 self.retire(k, now);
             } else if decides {
-                self.end_probe(k);
+                self.end_loop_mis(k);
             } else {
-                self.begin_probe_mi(k);
+                self.begin_loop_mi(k);
             }
             // The caller sees every MI a learned sender closes (`Env::last_mi`).
             return true;
@@ -120,7 +124,7 @@ impl Env {
         if step.truncated || left {
             self.retire(k, now);
         } else if self.slots[k].sender_loop.probing() {
-            self.begin_probe_mi(k);
+            self.begin_loop_mi(k);
         } else {
             self.slots[k].phase = SlotPhase::Ready;
         }
@@ -137,12 +141,12 @@ impl Env {
         }
     }
 
-    /// Starts one of slot `k`'s base-RTT probe MIs: the sender paces at the probe's share of
-    /// the agent's rate.
-    pub(super) fn begin_probe_mi(&mut self, k: usize) {
+    /// Starts one of slot `k`'s startup or base-RTT probe MIs: the sender paces at the loop's
+    /// rate (the startup's, or the probe's share of the agent's).
+    pub(super) fn begin_loop_mi(&mut self, k: usize) {
         let now = self.net.now_s();
         let slot = &mut self.slots[k];
-        let rate = slot.sender_loop.probe_rate_pps();
+        let rate = slot.sender_loop.pacing_rate_pps();
         let sender = &mut self.net.senders_mut()[slot.sender];
         sender.set_rate_pps(rate);
         let d = slot.sender_loop.next_duration_s(sender.rate_pps());
@@ -150,8 +154,9 @@ impl Env {
         slot.mi_end_s = now + jittered(d, self.mi_jitter, &mut self.rng);
     }
 
-    /// Ends slot `k`'s probe: the sender paces at the agent's rate again and the agent decides.
-    pub(super) fn end_probe(&mut self, k: usize) {
+    /// Ends slot `k`'s startup or probe: the sender paces at the agent's rate again and the
+    /// agent decides.
+    pub(super) fn end_loop_mis(&mut self, k: usize) {
         let slot = &mut self.slots[k];
         self.net.senders_mut()[slot.sender].set_rate_pps(slot.sender_loop.agent_rate_pps());
         slot.phase = SlotPhase::Ready;

@@ -6,6 +6,7 @@ use crate::scenario::Scenario;
 use crate::sim::Network;
 use mocc_policy::{
     ModeState, MonitorInterval, ObservationBuilder, ProbeState, SavedClock, SenderLoop,
+    StartupState,
 };
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,9 @@ pub struct EnvSnapshot {
     /// The first learned sender's mode switch (single-sender snapshots only).
     #[serde(default, skip_serializing_if = "ModeState::is_fresh")]
     mode: ModeState,
+    /// The first learned sender's startup (single-sender snapshots only).
+    #[serde(default, skip_serializing_if = "StartupState::is_fresh")]
+    startup: StartupState,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -55,8 +59,12 @@ impl Env {
             && first.phase == SlotPhase::Ready
             && self.scenario.config().reward_terms.stability == 0.0;
         // The agents' snapshots hold every timer when there are any.
-        let (probe, mode) = if simple {
-            (clock.probe_state(), clock.mode_state())
+        let (probe, mode, startup) = if simple {
+            (
+                clock.probe_state(),
+                clock.mode_state(),
+                *first.sender_loop.startup(),
+            )
         } else {
             Default::default()
         };
@@ -79,6 +87,7 @@ impl Env {
             mi_jitter: self.mi_jitter,
             probe,
             mode,
+            startup,
         }
     }
 
@@ -106,6 +115,7 @@ impl Env {
                         warmup_left: 0,
                         probe: snap.probe,
                         mode: snap.mode,
+                        startup: snap.startup,
                     },
                     rate,
                 ),
@@ -134,6 +144,7 @@ impl Env {
                             warmup_left: a.warmup_left,
                             probe: a.probe,
                             mode: a.mode,
+                            startup: a.startup,
                         },
                         a.rate_pps,
                     ),
