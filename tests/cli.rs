@@ -1280,6 +1280,43 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
     let _ = std::fs::remove_dir_all(out);
 }
 
+#[test]
+fn eval_runs_many_flows_that_start_within_a_window_and_stop() {
+    let out = temp_path("many-flows-eval");
+    let _ = std::fs::remove_dir_all(&out);
+    let suite = temp_path("many-flows-suite.yaml");
+    // 12 Cubic flows started 1 s apart within 12 s, 16 s each: all run from 11 s to 16 s.
+    std::fs::write(
+        &suite,
+        "fairness:\n  network: {bw_pps: 1200, delay_s: 0.01, queue_pkts: 60}\n  flows: [12]\n  \
+         starts_within_s: 12\n  flow_duration_s: 16\n  duration_s: 20\n",
+    )
+    .unwrap();
+    let j = stdout_json(&eval(&["cubic"], &suite, &out));
+    let _ = std::fs::remove_file(&suite);
+    assert_eq!(eval_runs(&j), Vec::<u64>::new(), "{j}");
+    let fairness = std::fs::read_to_string(out.join("fairness.csv")).unwrap();
+    let seconds: Vec<usize> = fairness
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(seconds, (11..16).collect::<Vec<_>>(), "{fairness}");
+    for line in fairness.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        // Every one of the 12 flows delivers in every counted second.
+        let rates: Vec<f64> = cells[6..18].iter().map(|c| c.parse().unwrap()).collect();
+        assert!(rates.iter().all(|&r| r > 0.0), "{line}");
+        let jain: f64 = cells[3].parse().unwrap();
+        assert!((1.0 / 12.0 - 1e-9..=1.0 + 1e-9).contains(&jain), "{line}");
+    }
+    for png in ["fairness.png", "fairness-operating-points.png"] {
+        let bytes = std::fs::read(out.join(png)).unwrap_or_default();
+        assert!(bytes.starts_with(b"\x89PNG"), "{png}");
+    }
+    let _ = std::fs::remove_dir_all(out);
+}
+
 /// The shipped mocc-paths export with base-RTT probes added, written to `dir`.
 fn probing_copy(dir: &Path) {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/mocc-paths");

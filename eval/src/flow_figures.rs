@@ -1,5 +1,5 @@
 //! The figures of multi-flow runs and time series: fairness (Jain's index per second, one panel
-//! per flow count), friendliness against Cubic, and each scheme's time series on a scenario
+//! per flow count, and each scheme's operating point with its 1-sigma ellipse), friendliness against Cubic, and each scheme's time series on a scenario
 //! file over one duration.
 
 use crate::actor::LoadedPolicy;
@@ -100,6 +100,7 @@ pub fn fairness_outputs(
     );
     let networks = spec.all_networks();
     let mut runs: FairnessRuns = Vec::new();
+    let mut points: OperatingPoints = Vec::new();
     for p in policies {
         for net in &networks {
             for &n in &spec.flows {
@@ -107,8 +108,7 @@ pub fn fairness_outputs(
                 let jain = rates.jain_per_window();
                 let utilizations =
                     per_second_rows(&mut text, p.name(), net, &rates, &jain, max_flows);
-                let last_start = (n - 1) as f64 * spec.stagger_s;
-                let means: Vec<f64> = (0..n).map(|f| rates.mean_rate(f, last_start)).collect();
+                let means: Vec<f64> = (0..n).map(|f| rates.mean_rate_coexisting(f)).collect();
                 summary.push_str(&format!(
                     "{},{},{n},{},{},{},{}\n",
                     p.name(),
@@ -116,13 +116,15 @@ pub fn fairness_outputs(
                     median_or_zero(&jain),
                     mean(&utilizations),
                     max_min_ratio(&means),
-                    optional_cell(rates.rtt_ratio_from(last_start))
+                    optional_cell(rates.rtt_ratio_coexisting())
                 ));
                 let label = if networks.len() > 1 {
                     format!("{n} flows, {}", net.label())
                 } else {
                     format!("{n} flows")
                 };
+                let seconds = operating_points(&rates, net.bw_pps);
+                points.push((p.name().to_string(), label.clone(), seconds));
                 runs.push((p.name().to_string(), label, jain));
             }
         }
@@ -138,12 +140,25 @@ pub fn fairness_outputs(
     } else {
         format!("{} pkt/s, {} ms RTT", net.bw_pps, 2000.0 * net.delay_s)
     };
+    let schedule = schedule_text(spec);
     draw_figure(
         &dir.join("fairness.png"),
         &Figure {
             title: Some(format!(
-                "Fairness: CDF of Jain's index per second once all flows run (flows of one scheme started {} s apart; {setting})",
-                spec.stagger_s
+                "Fairness: CDF of Jain's index per second while all flows run ({setting}; {schedule})"
+            )),
+            panels,
+            columns: spec.flows.len(),
+            panel_size: (470, 440),
+            legend,
+        },
+    )?;
+    let (panels, legend) = operating_point_panels(&points);
+    draw_figure(
+        &dir.join("fairness-operating-points.png"),
+        &Figure {
+            title: Some(format!(
+                "While all flows run: mean and 1-sigma ellipse of the seconds ({setting}; {schedule})"
             )),
             panels,
             columns: spec.flows.len(),
@@ -153,6 +168,105 @@ pub fn fairness_outputs(
     )?;
     Ok(())
 }
+
+/// How a fairness spec starts and stops its flows, for figure titles.
+fn schedule_text(spec: &FairnessSpec) -> String {
+    let starts = match spec.starts_within_s {
+        Some(w) => format!("started evenly within {w} s"),
+        None => format!("started {} s apart", spec.stagger_s),
+    };
+    match spec.flow_duration_s {
+        Some(d) => format!("{starts}, {d} s each"),
+        None => starts,
+    }
+}
+
+/// Each (policy, panel label) run's seconds while all flows run, as (RTT over the base RTT,
+/// utilization) points.
+type OperatingPoints = Vec<(String, String, Vec<(f64, f64)>)>;
+
+/// The (RTT ratio, utilization) of each second in which all flows run and RTT samples exist.
+fn operating_points(rates: &crate::flows::FlowRates, capacity_pps: f64) -> Vec<(f64, f64)> {
+    rates
+        .coexisting_windows()
+        .filter_map(|w| {
+            Some((
+                rates.rtt_ratio_in(w)?,
+                rates.utilization_in(w, capacity_pps),
+            ))
+        })
+        .collect()
+}
+
+/// The operating-point figure's panels: one per flow count and network; per policy the mean
+/// (RTT ratio, utilization) of its seconds as a marker and their 1-sigma ellipse dashed (the
+/// LEO study's Figure 7).
+fn operating_point_panels(points: &OperatingPoints) -> (Vec<Panel>, Legend) {
+    let mut labels: Vec<&str> = Vec::new();
+    let mut policies: Vec<&str> = Vec::new();
+    for r in points {
+        if !labels.contains(&r.1.as_str()) {
+            labels.push(&r.1);
+        }
+        if !policies.contains(&r.0.as_str()) {
+            policies.push(&r.0);
+        }
+    }
+    let styles = policy_styles(&policies);
+    let mut panels: Vec<Panel> = labels
+        .iter()
+        .map(|&label| {
+            let mut lines = Vec::new();
+            for (p, style) in policies.iter().zip(&styles) {
+                let Some(run) = points.iter().find(|r| r.0 == *p && r.1 == label) else {
+                    continue;
+                };
+                let Some(summary) = crate::ellipse::Gaussian2::of(&run.2) else {
+                    continue;
+                };
+                lines.push(Line {
+                    label: display_name(p),
+                    points: summary.one_sigma_ellipse(ELLIPSE_POINTS),
+                    style: style.with_dash(Dash::Dashed),
+                });
+                lines.push(Line {
+                    label: display_name(p),
+                    points: vec![summary.mean],
+                    style: *style,
+                });
+            }
+            let mut panel = Panel::new(
+                label,
+                Axis::linear("RTT / base RTT"),
+                Axis::linear("utilization"),
+                lines,
+            );
+            panel.markers = true;
+            panel
+        })
+        .collect();
+    // One range for every panel, wide enough for each ellipse (and 1 to 1.1, 0.8 to 1).
+    let drawn: Vec<(f64, f64)> = panels
+        .iter()
+        .flat_map(|p| p.lines.iter().flat_map(|l| l.points.iter().copied()))
+        .collect();
+    let x_hi = drawn.iter().map(|p| p.0).fold(1.1, f64::max);
+    let y_lo = drawn.iter().map(|p| p.1).fold(0.8, f64::min).max(0.0);
+    let y_hi = drawn.iter().map(|p| p.1).fold(1.0, f64::max);
+    for panel in &mut panels {
+        panel.x = panel.x.clone().range(1.0, x_hi + 0.02 * (x_hi - 1.0));
+        panel.y = panel.y.clone().range(y_lo - 0.01, y_hi + 0.01);
+    }
+    let legend = policies
+        .iter()
+        .zip(&styles)
+        .map(|(p, s)| (display_name(p), *s))
+        .collect();
+    (panels, legend)
+}
+
+/// Points on each ellipse's outline.
+const ELLIPSE_POINTS: usize = 72;
 
 /// Appends fairness.csv's rows of one run (`n` flows of `policy` on `net`), one per second
 /// once all flows run (`jain` holds their Jain's indices), and returns each second's
@@ -166,12 +280,10 @@ fn per_second_rows(
     max_flows: usize,
 ) -> Vec<f64> {
     let n = rates.rates.len();
-    let first = rates.rates[0].len() - jain.len();
     let mut utilizations = Vec::with_capacity(jain.len());
-    for (k, j) in jain.iter().enumerate() {
-        let second = first + k;
+    for (second, j) in rates.coexisting_windows().zip(jain) {
         let per_flow: Vec<f64> = rates.rates.iter().map(|r| r[second]).collect();
-        let u = per_flow.iter().sum::<f64>() / net.bw_pps;
+        let u = rates.utilization_in(second, net.bw_pps);
         utilizations.push(u);
         let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
         cells.resize(max_flows, ",".into());
@@ -185,8 +297,8 @@ fn per_second_rows(
     utilizations
 }
 
-/// `n` flows of policy `p` on `net`, started `stagger_s` apart, each with its objective and
-/// extra RTT from the spec; delivery rates per second.
+/// `n` flows of policy `p` on `net`, started and stopped as the spec says, each with its
+/// objective and extra RTT from the spec; delivery rates per second.
 fn fairness_run(
     spec: &FairnessSpec,
     net: &crate::flows::FlowNetwork,
@@ -197,7 +309,8 @@ fn fairness_run(
         .map(|k| crate::flows::Flow {
             driver: p,
             objective: spec.objective_of(k, p.scenario().objective),
-            start_s: k as f64 * spec.stagger_s,
+            start_s: spec.start_of(k, n),
+            stop_s: spec.stop_of(k, n),
             extra_rtt_s: spec.extra_rtt_of(k),
         })
         .collect();
@@ -260,12 +373,14 @@ pub fn friendliness_outputs(
                     driver: p,
                     objective: spec.objective.unwrap_or(p.scenario().objective),
                     start_s: 0.0,
+                    stop_s: None,
                     extra_rtt_s: 0.0,
                 },
                 crate::flows::Flow {
                     driver: &cubic,
                     objective: [1.0 / 3.0; 3],
                     start_s: 0.0,
+                    stop_s: None,
                     extra_rtt_s: 0.0,
                 },
             ];

@@ -20,6 +20,8 @@ pub struct Flow<'a> {
     pub objective: [f64; 3],
     /// When it starts (s).
     pub start_s: f64,
+    /// When it stops sending (s); None: it runs to the end.
+    pub stop_s: Option<f64>,
     /// Round-trip time its own access path adds to the bottleneck's (s).
     pub extra_rtt_s: f64,
 }
@@ -73,6 +75,8 @@ pub struct FlowRates {
     pub rtts: Vec<Vec<RttTally>>,
     /// Start time of each flow.
     pub starts: Vec<f64>,
+    /// Stop time of each flow (None: it ran to the end).
+    pub stops: Vec<Option<f64>>,
 }
 
 /// Runs the flows for `duration_s` and samples each flow's delivery rate every `window_s`.
@@ -125,6 +129,7 @@ pub fn run_flows(
         rates,
         rtts,
         starts: flows.iter().map(|f| f.start_s).collect(),
+        stops: flows.iter().map(|f| f.stop_s).collect(),
     })
 }
 
@@ -185,6 +190,9 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<LearnedFlow>) 
         };
         let mut s = Sender::new(rate, Scenario::pacing(b), f.start_s);
         s.set_extra_rtt(f.extra_rtt_s);
+        if let Some(stop) = f.stop_s {
+            s.set_stop(stop);
+        }
         if let Some(kind) = b.controller.classic() {
             s.set_classic(ClassicCc::new(kind));
         }
@@ -198,6 +206,9 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<LearnedFlow>) 
     });
     let mut sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
     sender.set_extra_rtt(f.extra_rtt_s);
+    if let Some(stop) = f.stop_s {
+        sender.set_stop(stop);
+    }
     (sender, Some(LearnedFlow { clock }))
 }
 
@@ -226,6 +237,10 @@ fn act(flow: &Flow<'_>, mode: Mode, observation: &[f32]) -> f64 {
     f64::from(flow.driver.act(&[mode], observation, &w)[0])
 }
 
+/// How far (in windows) a start or stop may lie past a window's edge and still count as on
+/// it: flows started at `k * 100 / 3` s start on a whole second up to rounding.
+const WINDOW_EDGE: f64 = 1e-9;
+
 /// Jain's fairness index `(sum x)^2 / (n sum x^2)` (1 for no or all-zero rates).
 pub fn jain_index(rates: &[f64]) -> f64 {
     let n = rates.len() as f64;
@@ -239,18 +254,54 @@ pub fn jain_index(rates: &[f64]) -> f64 {
 }
 
 impl FlowRates {
-    /// Jain's index of each window in which every flow had started (all windows after the last
-    /// start).
-    pub fn jain_per_window(&self) -> Vec<f64> {
+    /// The windows in which every flow runs: from the first that begins at or after the last
+    /// start to the last that ends by the first stop (empty when the flows never coexist for
+    /// a whole window).
+    pub fn coexisting_windows(&self) -> std::ops::Range<usize> {
         let last_start = self.starts.iter().copied().fold(0.0, f64::max);
-        let first = (last_start / self.window_s).ceil() as usize;
+        let first = (last_start / self.window_s - WINDOW_EDGE).ceil().max(0.0) as usize;
         let windows = self.rates.first().map_or(0, Vec::len);
-        (first..windows)
+        let end = match self.stops.iter().flatten().copied().reduce(f64::min) {
+            Some(stop) => {
+                ((stop / self.window_s + WINDOW_EDGE).floor().max(0.0) as usize).min(windows)
+            }
+            None => windows,
+        };
+        first..end.max(first)
+    }
+
+    /// Jain's index of each window in which every flow runs
+    /// ([`FlowRates::coexisting_windows`]).
+    pub fn jain_per_window(&self) -> Vec<f64> {
+        self.coexisting_windows()
             .map(|w| {
                 let xs: Vec<f64> = self.rates.iter().map(|r| r[w]).collect();
                 jain_index(&xs)
             })
             .collect()
+    }
+
+    /// The flows' total delivery rate in window `w` over `capacity_pps`.
+    pub fn utilization_in(&self, w: usize, capacity_pps: f64) -> f64 {
+        self.rates.iter().map(|r| r[w]).sum::<f64>() / capacity_pps
+    }
+
+    /// The mean RTT ratio of every flow's samples in the windows all flows run (None without
+    /// samples).
+    pub fn rtt_ratio_coexisting(&self) -> Option<f64> {
+        let windows = self.coexisting_windows();
+        RttTally::mean_of(
+            self.rtts
+                .iter()
+                .flat_map(|r| r.get(windows.clone()).unwrap_or_default()),
+        )
+    }
+
+    /// Mean delivery rate of a flow over the windows all flows run (0 without any).
+    pub fn mean_rate_coexisting(&self, flow: usize) -> f64 {
+        let windows = self.coexisting_windows();
+        let n = windows.len();
+        self.rates[flow][windows].iter().sum::<f64>() / n.max(1) as f64
     }
 
     /// The mean RTT ratio of every flow's samples in window `w` (None without samples).
@@ -296,12 +347,86 @@ mod tests {
             rates: vec![vec![10.0, 10.0, 5.0, 5.0], vec![0.0, 0.0, 5.0, 15.0]],
             rtts: Vec::new(),
             starts: vec![0.0, 2.0],
+            stops: vec![None, None],
         };
         let j = r.jain_per_window();
         assert_eq!(j.len(), 2);
         assert_eq!(j[0], 1.0);
         assert!((j[1] - 0.8).abs() < 1e-12);
         assert_eq!(r.mean_rate(1, 2.0), 10.0);
+    }
+
+    #[test]
+    fn the_coexisting_windows_end_at_the_first_stop() {
+        let r = FlowRates {
+            window_s: 1.0,
+            rates: vec![
+                vec![4.0; 6],
+                vec![0.0, 0.0, 2.0, 6.0, 6.0, 0.0],
+                vec![3.0; 6],
+            ],
+            rtts: Vec::new(),
+            starts: vec![0.0, 2.0, 1.0],
+            stops: vec![None, Some(5.0), Some(5.5)],
+        };
+        // Windows [2, 3), [3, 4), [4, 5): all three run; at 5 the second has stopped.
+        assert_eq!(r.coexisting_windows(), 2..5);
+        assert_eq!(r.jain_per_window().len(), 3);
+        assert!((r.mean_rate_coexisting(1) - 14.0 / 3.0).abs() < 1e-12);
+        assert!((r.utilization_in(2, 9.0) - 1.0).abs() < 1e-12);
+        // A start a rounding error past a window's edge still starts on it (100 / 3 * 3).
+        let r = FlowRates {
+            starts: vec![0.0, 100.0 / 3.0 * 3.0],
+            stops: vec![None, None],
+            rates: vec![vec![1.0; 101], vec![1.0; 101]],
+            ..r
+        };
+        assert_eq!(r.coexisting_windows(), 100..101);
+        // Flows that never all run: no window.
+        let r = FlowRates {
+            starts: vec![0.0, 3.0],
+            stops: vec![Some(2.5), None],
+            rates: vec![vec![1.0; 6], vec![1.0; 6]],
+            ..r
+        };
+        assert!(r.coexisting_windows().is_empty());
+        assert_eq!(r.mean_rate_coexisting(0), 0.0);
+    }
+
+    #[test]
+    fn a_flow_sends_nothing_after_its_stop() {
+        let net = FlowNetwork {
+            bw_pps: 1000.0,
+            delay_s: 0.02,
+            queue_pkts: 100.0,
+            loss: 0.0,
+        };
+        let p = constant("const:200");
+        let flow = |start_s, stop_s| Flow {
+            driver: &p,
+            objective: [0.34, 0.33, 0.33],
+            start_s,
+            stop_s,
+            extra_rtt_s: 0.0,
+        };
+        let r = run_flows(&net, &[flow(0.0, Some(3.0)), flow(1.0, None)], 6.0, 1.0, 0).unwrap();
+        // 200 pkt/s each while they run (the first second's first packets are still in flight).
+        assert!(
+            r.rates[0][1..3].iter().all(|&x| (x - 200.0).abs() <= 1.0),
+            "{:?}",
+            r.rates[0]
+        );
+        assert!(
+            r.rates[0][4..].iter().all(|&x| x == 0.0),
+            "{:?}",
+            r.rates[0]
+        );
+        assert!(
+            r.rates[1][2..].iter().all(|&x| (x - 200.0).abs() <= 1.0),
+            "{:?}",
+            r.rates[1]
+        );
+        assert_eq!(r.coexisting_windows(), 1..3);
     }
 
     /// A fairness run's learned flow, on a real simulated link, paces every MI (probe MIs at a
@@ -323,6 +448,7 @@ mod tests {
             driver: &p,
             objective,
             start_s: 0.0,
+            stop_s: None,
             extra_rtt_s: 0.01,
         };
         let (sender, state) = start_flow(&flow, &net);
@@ -378,6 +504,7 @@ mod tests {
                     driver: &p,
                     objective: [0.34, 0.33, 0.33],
                     start_s: k as f64,
+                    stop_s: None,
                     extra_rtt_s: 0.0,
                 })
                 .collect();
@@ -414,6 +541,7 @@ mod tests {
             driver,
             objective: [0.34, 0.33, 0.33],
             start_s,
+            stop_s: None,
             extra_rtt_s: 0.0,
         };
         let deep = FlowNetwork {
@@ -456,6 +584,7 @@ mod tests {
                 driver: &pair,
                 objective: [0.34, 0.33, 0.33],
                 start_s: 5.0 * i as f64,
+                stop_s: None,
                 extra_rtt_s: 0.0,
             })
             .collect();

@@ -16,6 +16,7 @@
 //! Library code returns data; only the `mocc` binary prints.
 
 pub mod actor;
+pub mod ellipse;
 pub mod evaluate;
 pub mod figures;
 pub mod flow_figures;

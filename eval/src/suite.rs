@@ -306,10 +306,20 @@ pub struct FairnessSpec {
     /// More bottlenecks to run the same flows on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub networks: Vec<FlowNetwork>,
-    /// Flow counts to run (each 2..=8).
+    /// Flow counts to run (each 2..=[`MAX_FAIRNESS_FLOWS`]).
     pub flows: Vec<usize>,
-    /// Seconds between flow starts.
+    /// Seconds between flow starts (flow k starts at k x `stagger_s`; default 0).
+    #[serde(default)]
     pub stagger_s: f64,
+    /// Instead of `stagger_s`: the n flows of a run start evenly spaced within the first this
+    /// many seconds, flow k at k x `starts_within_s` / n (the LEO study's "started evenly
+    /// within the first 100 s").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starts_within_s: Option<f64>,
+    /// How long each flow lasts (s): it stops sending this long after its start. Default: to
+    /// the end of the run. Statistics cover the seconds all flows run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_duration_s: Option<f64>,
     /// Length of each run (s).
     pub duration_s: f64,
     /// Objectives of the flows, flow k taking entry k (cycling); default: each policy's own.
@@ -321,7 +331,23 @@ pub struct FairnessSpec {
     pub extra_rtt_s: Vec<f64>,
 }
 
+/// The most flows a fairness run may have.
+pub const MAX_FAIRNESS_FLOWS: usize = 32;
+
 impl FairnessSpec {
+    /// When flow `k` of a run of `n` starts (s).
+    pub fn start_of(&self, k: usize, n: usize) -> f64 {
+        match self.starts_within_s {
+            Some(within) => k as f64 * within / n.max(1) as f64,
+            None => k as f64 * self.stagger_s,
+        }
+    }
+
+    /// When flow `k` of a run of `n` stops (s), if it stops before the run ends.
+    pub fn stop_of(&self, k: usize, n: usize) -> Option<f64> {
+        self.flow_duration_s.map(|d| self.start_of(k, n) + d)
+    }
+
     /// Every bottleneck: `network`, then `networks`.
     pub fn all_networks(&self) -> Vec<FlowNetwork> {
         std::iter::once(self.network)
@@ -347,9 +373,14 @@ impl FairnessSpec {
     }
 
     fn validate(&self) -> Result<(), String> {
-        if self.flows.is_empty() || self.flows.iter().any(|&n| !(2..=8).contains(&n)) {
+        if self.flows.is_empty()
+            || self
+                .flows
+                .iter()
+                .any(|&n| !(2..=MAX_FAIRNESS_FLOWS).contains(&n))
+        {
             return Err(format!(
-                "fairness.flows: each count must lie in [2, 8] (got {:?})",
+                "fairness.flows: each count must lie in [2, {MAX_FAIRNESS_FLOWS}] (got {:?})",
                 self.flows
             ));
         }
@@ -360,10 +391,30 @@ impl FairnessSpec {
                 self.stagger_s
             ));
         }
-        if self.stagger_s * (self.flows.iter().max().copied().unwrap_or(1) as f64 - 1.0)
-            >= self.duration_s
-        {
-            return Err("fairness.duration_s: must exceed the last flow's start".into());
+        if let Some(within) = self.starts_within_s {
+            positive_secs("fairness.starts_within_s", within)?;
+            if self.stagger_s > 0.0 {
+                return Err("fairness.starts_within_s: give it or stagger_s, not both".into());
+            }
+        }
+        if let Some(d) = self.flow_duration_s {
+            positive_secs("fairness.flow_duration_s", d)?;
+        }
+        for &n in &self.flows {
+            let last_start = self.start_of(n - 1, n);
+            if last_start >= self.duration_s {
+                return Err(format!(
+                    "fairness.duration_s: must exceed the last flow's start ({last_start} s with {n} flows)"
+                ));
+            }
+            if let Some(first_stop) = self.stop_of(0, n) {
+                if first_stop <= last_start {
+                    return Err(format!(
+                        "fairness.flow_duration_s: the first of {n} flows stops at {first_stop} s, \
+                         before the last starts ({last_start} s): they never all run"
+                    ));
+                }
+            }
         }
         for (i, n) in self.all_networks().iter().enumerate() {
             n.validate()
@@ -567,6 +618,60 @@ pub(crate) mod tests {
         assert_eq!(n[2].1.delay_s, 0.1);
         assert_eq!(n[2].1.bw_pps, 500.0);
         assert_eq!(SweepParam::Delay.axis_value(&n[2].1), 200.0);
+    }
+
+    #[test]
+    fn fairness_runs_start_and_stop_as_the_spec_says() {
+        let read = |yaml: &str| serde_saphyr::from_str::<FairnessSpec>(yaml).unwrap();
+        let base = "network: {bw_pps: 8333, delay_s: 0.025, queue_pkts: 2083}\nduration_s: 250\n";
+        // The LEO study's Figure 7: evenly within 100 s, 150 s each, up to 32 flows.
+        let leo = read(&format!(
+            "{base}flows: [5, 32]\nstarts_within_s: 100\nflow_duration_s: 150\n"
+        ));
+        assert_eq!(leo.validate(), Ok(()));
+        let starts: Vec<f64> = (0..5).map(|k| leo.start_of(k, 5)).collect();
+        assert_eq!(starts, [0.0, 20.0, 40.0, 60.0, 80.0]);
+        assert_eq!(leo.stop_of(4, 5), Some(230.0));
+        assert_eq!(leo.start_of(31, 32), 96.875);
+        // Staggered flows as before: k x stagger_s, to the end of the run.
+        let staggered = read(&format!("{base}flows: [3]\nstagger_s: 5\n"));
+        assert_eq!(staggered.validate(), Ok(()));
+        assert_eq!(
+            (staggered.start_of(2, 3), staggered.stop_of(2, 3)),
+            (10.0, None)
+        );
+        let field = |yaml: String| {
+            read(&yaml)
+                .validate()
+                .unwrap_err()
+                .split(':')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(field(format!("{base}flows: [33]\n")), "fairness.flows");
+        assert_eq!(field(format!("{base}flows: [1]\n")), "fairness.flows");
+        assert_eq!(
+            field(format!(
+                "{base}flows: [4]\nstagger_s: 1\nstarts_within_s: 10\n"
+            )),
+            "fairness.starts_within_s"
+        );
+        // The first flow stops before the last starts: they never all run.
+        assert_eq!(
+            field(format!(
+                "{base}flows: [5]\nstarts_within_s: 100\nflow_duration_s: 50\n"
+            )),
+            "fairness.flow_duration_s"
+        );
+        assert_eq!(
+            field(format!("{base}flows: [5]\nstarts_within_s: 400\n")),
+            "fairness.duration_s"
+        );
+        assert_eq!(
+            field(format!("{base}flows: [5]\nflow_duration_s: -1\n")),
+            "fairness.flow_duration_s"
+        );
     }
 
     #[test]
