@@ -15,15 +15,7 @@ import os
 import shutil
 import sys
 
-
-def option(argv, name, default):
-    """The value after `name` in argv, or `default` when the flag is absent."""
-    if name not in argv:
-        return default
-    i = argv.index(name)
-    if i + 1 >= len(argv):
-        sys.exit(f"{name}: needs a value")
-    return argv[i + 1]
+from shared_targets import option
 
 
 def set_rule(spec_path, startup, max_rate_pps):

@@ -26,20 +26,28 @@ fn write_text(path: &Path, text: &str) -> Result<(), PlotError> {
 /// figure.
 pub type FairnessRuns = Vec<(String, String, Vec<f64>)>;
 
+/// The distinct panel labels and policies of (policy, label) runs, each in first-seen order.
+fn labels_and_policies<'a>(
+    runs: impl Iterator<Item = (&'a String, &'a String)>,
+) -> (Vec<&'a str>, Vec<&'a str>) {
+    let mut labels: Vec<&str> = Vec::new();
+    let mut policies: Vec<&str> = Vec::new();
+    for (policy, label) in runs {
+        if !labels.contains(&label.as_str()) {
+            labels.push(label);
+        }
+        if !policies.contains(&policy.as_str()) {
+            policies.push(policy);
+        }
+    }
+    (labels, policies)
+}
+
 /// The fairness figure's panels: one per flow count and network (per scheme group too when
 /// the schemes do not fit one panel), the CDF of Jain's index of each policy, on one x range
 /// that reaches down to `1 / max_flows` (one flow taking everything).
 fn fairness_panels(runs: &FairnessRuns, max_flows: usize) -> (Vec<Panel>, Legend) {
-    let mut labels: Vec<&str> = Vec::new();
-    let mut policies: Vec<&str> = Vec::new();
-    for r in runs {
-        if !labels.contains(&r.1.as_str()) {
-            labels.push(&r.1);
-        }
-        if !policies.contains(&r.0.as_str()) {
-            policies.push(&r.0);
-        }
-    }
+    let (labels, policies) = labels_and_policies(runs.iter().map(|r| (&r.0, &r.1)));
     let lowest = runs
         .iter()
         .flat_map(|r| r.2.iter().copied())
@@ -202,16 +210,7 @@ fn operating_points(rates: &crate::flows::FlowRates, capacity_pps: f64) -> Vec<(
 /// (RTT ratio, utilization) of its seconds as a marker and their 1-sigma ellipse dashed (the
 /// LEO study's Figure 7).
 fn operating_point_panels(points: &OperatingPoints) -> (Vec<Panel>, Legend) {
-    let mut labels: Vec<&str> = Vec::new();
-    let mut policies: Vec<&str> = Vec::new();
-    for r in points {
-        if !labels.contains(&r.1.as_str()) {
-            labels.push(&r.1);
-        }
-        if !policies.contains(&r.0.as_str()) {
-            policies.push(&r.0);
-        }
-    }
+    let (labels, policies) = labels_and_policies(points.iter().map(|r| (&r.0, &r.1)));
     let styles = policy_styles(&policies);
     let mut panels: Vec<Panel> = labels
         .iter()
