@@ -1489,3 +1489,65 @@ fn newest_checkpoint_state(run: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(newest.join("state.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
+
+/// `mocc experiment leo --quick` runs the study for the shipped pair and one classic scheme:
+/// every part in leo.csv, the figures, the many-flows runs, and one verdict for the learned
+/// scheme as the last stdout line; a scheme that is not classic is refused.
+#[test]
+fn experiment_leo_runs_every_part_of_the_study() {
+    let out = temp_path("leo");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = mocc(&[
+        "experiment",
+        "leo",
+        "--quick",
+        "--schemes",
+        "copa",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let j = stdout_json(&run);
+    let verdicts = j.as_array().expect("a list of verdicts");
+    assert_eq!(verdicts.len(), 1, "{j}");
+    assert_eq!(verdicts[0]["better_than"][0][0], "copa", "{j}");
+    assert_eq!(
+        verdicts[0]["many_flows"].as_array().unwrap().len(),
+        3,
+        "{j}"
+    );
+    let csv = std::fs::read_to_string(out.join("leo.csv")).unwrap();
+    for part in [
+        "single",
+        "two_flows",
+        "bandwidth_steps",
+        "rtt_steps",
+        "random_loss",
+        "rtt_fairness",
+    ] {
+        let rows = csv
+            .lines()
+            .filter(|l| l.starts_with(&format!("{part},")))
+            .count();
+        assert!(rows >= 2, "{part}: {rows} rows\n{csv}");
+    }
+    for png in [
+        "leo-paths.png",
+        "leo-micro.png",
+        "leo-fairness.png",
+        "many-flows/fairness-operating-points.png",
+    ] {
+        let bytes = std::fs::read(out.join(png)).unwrap_or_default();
+        assert!(bytes.starts_with(b"\x89PNG"), "{png}");
+    }
+    let refused = mocc(&[
+        "experiment",
+        "leo",
+        "--quick",
+        "--schemes",
+        "checkpoints/mocc-pair",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_fails_naming(&refused, "--schemes");
+    let _ = std::fs::remove_dir_all(out);
+}

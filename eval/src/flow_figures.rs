@@ -15,7 +15,7 @@ use mocc_plot::style::{display_name, policy_styles, Dash, LineStyle, REFERENCE};
 use std::path::{Path, PathBuf};
 
 /// Writes a whole CSV file atomically, or the error naming it.
-fn write_text(path: &Path, text: &str) -> Result<(), PlotError> {
+pub(crate) fn write_text(path: &Path, text: &str) -> Result<(), PlotError> {
     mocc_policy::write_file_atomic(path, text.as_bytes()).map_err(|e| PlotError::Write {
         path: e.path,
         source: e.source,
@@ -96,16 +96,14 @@ pub fn fairness_outputs(
     dir: &Path,
     spec: &FairnessSpec,
     policies: &[LoadedPolicy],
-) -> Result<(), EvalError> {
+) -> Result<Vec<FairnessSummary>, EvalError> {
     let max_flows = spec.flows.iter().copied().max().unwrap_or(0);
     let rate_columns: Vec<String> = (1..=max_flows).map(|k| format!(",rate_{k}_pps")).collect();
     let mut text = format!(
         "policy,flows,second,jain_index,utilization,network{},rtt_ratio\n",
         rate_columns.concat()
     );
-    let mut summary = String::from(
-        "policy,network,flows,median_jain_index,utilization,max_min_rate_ratio,rtt_ratio\n",
-    );
+    let mut summaries = Vec::new();
     let networks = spec.all_networks();
     let mut runs: FairnessRuns = Vec::new();
     let mut points: OperatingPoints = Vec::new();
@@ -117,21 +115,21 @@ pub fn fairness_outputs(
                 let utilizations =
                     per_second_rows(&mut text, p.name(), net, &rates, &jain, max_flows);
                 let means: Vec<f64> = (0..n).map(|f| rates.mean_rate_coexisting(f)).collect();
-                summary.push_str(&format!(
-                    "{},{},{n},{},{},{},{}\n",
-                    p.name(),
-                    net.label(),
-                    median_or_zero(&jain),
-                    mean(&utilizations),
-                    max_min_ratio(&means),
-                    optional_cell(rates.rtt_ratio_coexisting())
-                ));
+                summaries.push(FairnessSummary {
+                    policy: p.name().to_string(),
+                    network: net.label(),
+                    flows: n,
+                    median_jain_index: median_or_zero(&jain),
+                    utilization: mean(&utilizations),
+                    max_min_rate_ratio: max_min_ratio(&means),
+                    rtt_ratio: rates.rtt_ratio_coexisting(),
+                });
                 let label = if networks.len() > 1 {
                     format!("{n} flows, {}", net.label())
                 } else {
                     format!("{n} flows")
                 };
-                let seconds = operating_points(&rates, net.bw_pps);
+                let seconds = operating_points(&rates);
                 points.push((p.name().to_string(), label.clone(), seconds));
                 runs.push((p.name().to_string(), label, jain));
             }
@@ -140,7 +138,7 @@ pub fn fairness_outputs(
     let path = dir.join("fairness.csv");
     write_text(&path, &text)?;
     let path = dir.join("fairness-summary.csv");
-    write_text(&path, &summary)?;
+    write_text(&path, &fairness_summary_csv(&summaries))?;
     let (panels, legend) = fairness_panels(&runs, max_flows);
     let net = &spec.network;
     let setting = if networks.len() > 1 {
@@ -174,7 +172,47 @@ pub fn fairness_outputs(
             legend,
         },
     )?;
-    Ok(())
+    Ok(summaries)
+}
+
+/// One fairness run's summary (a row of fairness-summary.csv): `flows` flows of `policy` on
+/// `network`, over the seconds all of them run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FairnessSummary {
+    /// The scheme.
+    pub policy: String,
+    /// The bottleneck's label.
+    pub network: String,
+    /// Number of flows.
+    pub flows: usize,
+    /// Median of the per-second Jain's indices.
+    pub median_jain_index: f64,
+    /// Mean of the per-second utilizations.
+    pub utilization: f64,
+    /// The highest flow's mean rate over the lowest's.
+    pub max_min_rate_ratio: f64,
+    /// Mean RTT over the base RTT (None without samples).
+    pub rtt_ratio: Option<f64>,
+}
+
+/// fairness-summary.csv's text.
+fn fairness_summary_csv(rows: &[FairnessSummary]) -> String {
+    let mut text = String::from(
+        "policy,network,flows,median_jain_index,utilization,max_min_rate_ratio,rtt_ratio\n",
+    );
+    for r in rows {
+        text.push_str(&format!(
+            "{},{},{},{},{},{},{}\n",
+            r.policy,
+            r.network,
+            r.flows,
+            r.median_jain_index,
+            r.utilization,
+            r.max_min_rate_ratio,
+            optional_cell(r.rtt_ratio)
+        ));
+    }
+    text
 }
 
 /// How a fairness spec starts and stops its flows, for figure titles.
@@ -194,15 +232,10 @@ fn schedule_text(spec: &FairnessSpec) -> String {
 type OperatingPoints = Vec<(String, String, Vec<(f64, f64)>)>;
 
 /// The (RTT ratio, utilization) of each second in which all flows run and RTT samples exist.
-fn operating_points(rates: &crate::flows::FlowRates, capacity_pps: f64) -> Vec<(f64, f64)> {
+fn operating_points(rates: &crate::flows::FlowRates) -> Vec<(f64, f64)> {
     rates
         .coexisting_windows()
-        .filter_map(|w| {
-            Some((
-                rates.rtt_ratio_in(w)?,
-                rates.utilization_in(w, capacity_pps),
-            ))
-        })
+        .filter_map(|w| Some((rates.rtt_ratio_in(w)?, rates.utilization_in(w))))
         .collect()
 }
 
@@ -282,7 +315,7 @@ fn per_second_rows(
     let mut utilizations = Vec::with_capacity(jain.len());
     for (second, j) in rates.coexisting_windows().zip(jain) {
         let per_flow: Vec<f64> = rates.rates.iter().map(|r| r[second]).collect();
-        let u = rates.utilization_in(second, net.bw_pps);
+        let u = rates.utilization_in(second);
         utilizations.push(u);
         let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
         cells.resize(max_flows, ",".into());

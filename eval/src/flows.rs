@@ -4,6 +4,8 @@
 //! fairness and friendliness experiments.
 
 use crate::actor::LoadedPolicy;
+use mocc_gym::config::LinkConfig;
+use mocc_gym::sim::SenderTotals;
 use mocc_gym::{
     env_rng, ClassicCc, ControllerConfig, Link, Network, Range, Scenario, ScenarioConfig,
     ScenarioError, Sender, SenderConfig, StartRate,
@@ -49,6 +51,11 @@ impl FlowNetwork {
             .map_err(|e| e.to_string())
     }
 
+    /// The fixed link these values describe, as a scenario's link section.
+    pub fn link_config(&self) -> LinkConfig {
+        ScenarioConfig::fixed_link(self.bw_pps, self.delay_s, self.queue_pkts, self.loss).link
+    }
+
     /// A short label, e.g. `bw800_d0.02_q100`.
     pub fn label(&self) -> String {
         let loss = if self.loss > 0.0 {
@@ -71,15 +78,22 @@ pub struct FlowRates {
     /// `rates[flow][window]`.
     pub rates: Vec<Vec<f64>>,
     /// `rtts[flow][window]`: the RTT samples of the flow's MIs that closed in the window, over
-    /// the flow's base RTT (the bottleneck's two-way delay plus its own access path).
+    /// the flow's base RTT when the MI closed (the bottleneck's two-way delay then, plus the
+    /// flow's own access path).
     pub rtts: Vec<Vec<RttTally>>,
+    /// `capacity_pps[window]`: the link's mean capacity in the window (its scheduled
+    /// bandwidth, the time it is down counted as zero).
+    pub capacity_pps: Vec<f64>,
+    /// Each flow's packets sent, acknowledged and reported lost over the whole run.
+    pub totals: Vec<SenderTotals>,
     /// Start time of each flow.
     pub starts: Vec<f64>,
     /// Stop time of each flow (None: it ran to the end).
     pub stops: Vec<Option<f64>>,
 }
 
-/// Runs the flows for `duration_s` and samples each flow's delivery rate every `window_s`.
+/// Runs the flows on the fixed bottleneck `net` for `duration_s` and samples each flow's
+/// delivery rate every `window_s`.
 pub fn run_flows(
     net: &FlowNetwork,
     flows: &[Flow<'_>],
@@ -87,9 +101,26 @@ pub fn run_flows(
     window_s: f64,
     seed: u64,
 ) -> Result<FlowRates, ScenarioError> {
-    let (link, mut rng) = bottleneck(net, flows, seed)?;
-    let (senders, mut learned): (Vec<Sender>, Vec<Option<LearnedFlow>>) =
-        flows.iter().map(|f| start_flow(f, net)).unzip();
+    run_flows_on(&net.link_config(), flows, duration_s, window_s, seed)
+}
+
+/// Runs the flows on the bottleneck a scenario's link section describes (fixed values, or
+/// drawn from run `seed`'s random source with its schedule, outages and random path changes)
+/// for `duration_s` and samples each flow's delivery rate every `window_s`. Every scheme run
+/// with the same seed meets the same path: the link is drawn before any packet.
+pub fn run_flows_on(
+    link: &LinkConfig,
+    flows: &[Flow<'_>],
+    duration_s: f64,
+    window_s: f64,
+    seed: u64,
+) -> Result<FlowRates, ScenarioError> {
+    let (link, mut rng) = bottleneck(link, flows, seed)?;
+    let first = link.params_at(0.0);
+    let (senders, mut learned): (Vec<Sender>, Vec<Option<LearnedFlow>>) = flows
+        .iter()
+        .map(|f| start_flow(f, first.bandwidth_pps, first.delay_s))
+        .unzip();
     let mut network = Network::new(link, senders);
     for (i, (f, state)) in flows.iter().zip(&learned).enumerate() {
         if let Some(state) = state {
@@ -100,10 +131,9 @@ pub fn run_flows(
     let windows = (duration_s / window_s).ceil() as usize;
     let mut rates = vec![Vec::with_capacity(windows); flows.len()];
     let mut rtts = vec![Vec::with_capacity(windows); flows.len()];
-    let base_rtts: Vec<f64> = flows
-        .iter()
-        .map(|f| 2.0 * net.delay_s + f.extra_rtt_s)
-        .collect();
+    let mut capacity_pps = Vec::with_capacity(windows);
+    let extra_rtts: Vec<f64> = flows.iter().map(|f| f.extra_rtt_s).collect();
+    let base_rtt = |link: &Link, i: usize, t: f64| 2.0 * link.params_at(t).delay_s + extra_rtts[i];
     let mut acked_before: Vec<u64> = vec![0; flows.len()];
     for w in 0..windows {
         let end = (w + 1) as f64 * window_s;
@@ -111,12 +141,13 @@ pub fn run_flows(
         network.run_until(end, &mut rng, |net, i| {
             let now = net.now_s();
             let mi = net.senders_mut()[i].close_mi(now);
-            tallies[i].add(&mi.rtt, base_rtts[i]);
+            tallies[i].add(&mi.rtt, base_rtt(net.link(), i, now));
             if let (Some(state), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
                 state.pace_next_mi(flow, &mi, net, i);
             }
         });
-        close_unread_mis(&mut network, &learned, end, &base_rtts, &mut tallies);
+        close_unread_mis(&mut network, &learned, end, &mut tallies, base_rtt);
+        capacity_pps.push(network.link().capacity_pps(end - window_s, end));
         for (i, s) in network.senders().iter().enumerate() {
             let acked = s.totals().acked;
             rates[i].push((acked - acked_before[i]) as f64 / window_s);
@@ -128,18 +159,24 @@ pub fn run_flows(
         window_s,
         rates,
         rtts,
+        capacity_pps,
+        totals: network.senders().iter().map(Sender::totals).collect(),
         starts: flows.iter().map(|f| f.start_s).collect(),
         stops: flows.iter().map(|f| f.stop_s).collect(),
     })
 }
 
-/// The bottleneck of `net` for `flows`, and the random source of run `seed`.
+/// The bottleneck `link` describes for `flows`, and the random source of run `seed` after
+/// drawing it.
 fn bottleneck(
-    net: &FlowNetwork,
+    link: &LinkConfig,
     flows: &[Flow<'_>],
     seed: u64,
 ) -> Result<(Link, ChaCha8Rng), ScenarioError> {
-    let mut cfg = ScenarioConfig::fixed_link(net.bw_pps, net.delay_s, net.queue_pkts, net.loss);
+    let mut cfg = ScenarioConfig {
+        link: link.clone(),
+        ..ScenarioConfig::default()
+    };
     cfg.senders = flows
         .iter()
         .map(|f| SenderConfig {
@@ -152,7 +189,8 @@ fn bottleneck(
     let scenario = Scenario::new(cfg, None)?;
     let mut rng = env_rng(seed, 0);
     let params = scenario.sample_link(&mut rng);
-    Ok((scenario.build_link(params), rng))
+    let link = scenario.draw_link(params, &mut rng);
+    Ok((link, rng))
 }
 
 /// A learned flow's sender loop (MI clock, rate rule, the rate its agent chose), as a
@@ -179,14 +217,15 @@ impl LearnedFlow {
     }
 }
 
-/// A flow's sender at its start, with the state of a learned flow: a baseline paces at its
-/// own start rate (half the link when it has none) under its controller; a learned flow starts
-/// at half the link and, without warm-up, takes its first decision before its first MI.
-fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<LearnedFlow>) {
+/// A flow's sender at its start on a link of `bw_pps` and one-way `delay_s` then, with the
+/// state of a learned flow: a baseline paces at its own start rate (half the link when it has
+/// none) under its controller; a learned flow starts at half the link and, without warm-up,
+/// takes its first decision before its first MI.
+fn start_flow(f: &Flow<'_>, bw_pps: f64, delay_s: f64) -> (Sender, Option<LearnedFlow>) {
     if let Some(b) = f.driver.baseline() {
         let rate = match b.start_rate {
             StartRate::Pps(Range::Fixed(r)) => r,
-            _ => 0.5 * net.bw_pps,
+            _ => 0.5 * bw_pps,
         };
         let mut s = Sender::new(rate, Scenario::pacing(b), f.start_s);
         s.set_extra_rtt(f.extra_rtt_s);
@@ -198,10 +237,10 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<LearnedFlow>) 
         }
         return (s, None);
     }
-    let start = 0.5 * net.bw_pps;
+    let start = 0.5 * bw_pps;
     let mut clock = SenderLoop::new(&f.driver.scenario().loop_spec(), start);
     // As in the gym: the first decision, on the empty history, precedes MI 1.
-    let rate = clock.start_with(start, net.delay_s + 0.5 * f.extra_rtt_s, |mode, obs| {
+    let rate = clock.start_with(start, delay_s + 0.5 * f.extra_rtt_s, |mode, obs| {
         act(f, mode, obs)
     });
     let mut sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
@@ -214,18 +253,21 @@ fn start_flow(f: &Flow<'_>, net: &FlowNetwork) -> (Sender, Option<LearnedFlow>) 
 
 /// Closes the MIs of the flows that no policy reads (classic and constant-rate senders have no
 /// MI clock), so their per-MI RTT samples stay bounded by one window instead of the whole run;
-/// their samples go to the window's tallies.
+/// their samples go to the window's tallies, over flow k's base RTT `base_rtt(link, k, now)`.
 fn close_unread_mis(
     network: &mut Network,
     learned: &[Option<LearnedFlow>],
     now: f64,
-    base_rtts: &[f64],
     tallies: &mut [RttTally],
+    base_rtt: impl Fn(&Link, usize, f64) -> f64,
 ) {
+    let bases: Vec<f64> = (0..learned.len())
+        .map(|k| base_rtt(network.link(), k, now))
+        .collect();
     let senders = network.senders_mut().iter_mut();
     for (k, (sender, state)) in senders.zip(learned).enumerate() {
         if state.is_none() {
-            tallies[k].add(&sender.close_mi(now).rtt, base_rtts[k]);
+            tallies[k].add(&sender.close_mi(now).rtt, bases[k]);
         }
     }
 }
@@ -281,9 +323,42 @@ impl FlowRates {
             .collect()
     }
 
-    /// The flows' total delivery rate in window `w` over `capacity_pps`.
-    pub fn utilization_in(&self, w: usize, capacity_pps: f64) -> f64 {
-        self.rates.iter().map(|r| r[w]).sum::<f64>() / capacity_pps
+    /// The flows' total delivery rate in window `w` over the link's capacity then (0 while
+    /// the link carries nothing).
+    pub fn utilization_in(&self, w: usize) -> f64 {
+        let capacity = self.capacity_pps.get(w).copied().unwrap_or(0.0);
+        if capacity > 0.0 {
+            self.rates.iter().map(|r| r[w]).sum::<f64>() / capacity
+        } else {
+            0.0
+        }
+    }
+
+    /// The flows' delivered packets over the packets the link could carry in the windows all
+    /// flows run (0 without any).
+    pub fn utilization_coexisting(&self) -> f64 {
+        let windows = self.coexisting_windows();
+        let delivered: f64 = windows
+            .clone()
+            .map(|w| self.rates.iter().map(|r| r[w]).sum::<f64>())
+            .sum();
+        let capacity: f64 = windows.map(|w| self.capacity_pps[w]).sum();
+        if capacity > 0.0 {
+            delivered / capacity
+        } else {
+            0.0
+        }
+    }
+
+    /// A flow's lost packets over those it sent in the whole run (0 when it sent none): the
+    /// retransmission rate of a reliable sender.
+    pub fn loss_rate(&self, flow: usize) -> f64 {
+        let t = self.totals[flow];
+        if t.sent == 0 {
+            0.0
+        } else {
+            t.lost as f64 / t.sent as f64
+        }
     }
 
     /// The mean RTT ratio of every flow's samples in the windows all flows run (None without
@@ -348,6 +423,7 @@ mod tests {
             rtts: Vec::new(),
             starts: vec![0.0, 2.0],
             stops: vec![None, None],
+            ..FlowRates::default()
         };
         let j = r.jain_per_window();
         assert_eq!(j.len(), 2);
@@ -366,14 +442,16 @@ mod tests {
                 vec![3.0; 6],
             ],
             rtts: Vec::new(),
+            capacity_pps: vec![9.0; 6],
             starts: vec![0.0, 2.0, 1.0],
             stops: vec![None, Some(5.0), Some(5.5)],
+            ..FlowRates::default()
         };
         // Windows [2, 3), [3, 4), [4, 5): all three run; at 5 the second has stopped.
         assert_eq!(r.coexisting_windows(), 2..5);
         assert_eq!(r.jain_per_window().len(), 3);
         assert!((r.mean_rate_coexisting(1) - 14.0 / 3.0).abs() < 1e-12);
-        assert!((r.utilization_in(2, 9.0) - 1.0).abs() < 1e-12);
+        assert!((r.utilization_in(2) - 1.0).abs() < 1e-12);
         // A start a rounding error past a window's edge still starts on it (100 / 3 * 3).
         let r = FlowRates {
             starts: vec![0.0, 100.0 / 3.0 * 3.0],
@@ -451,12 +529,13 @@ mod tests {
             stop_s: None,
             extra_rtt_s: 0.01,
         };
-        let (sender, state) = start_flow(&flow, &net);
+        let (sender, state) = start_flow(&flow, net.bw_pps, net.delay_s);
         let mut state = state.expect("a learned flow");
         let mut controller = mocc_policy::Controller::new(policy, objective).unwrap();
         let first = controller.start(0.5 * net.bw_pps, net.delay_s + 0.5 * flow.extra_rtt_s);
         assert_eq!(sender.rate_pps(), first);
-        let (link, mut rng) = bottleneck(&net, std::slice::from_ref(&flow), 0).unwrap();
+        let (link, mut rng) =
+            bottleneck(&net.link_config(), std::slice::from_ref(&flow), 0).unwrap();
         let mut network = Network::new(link, vec![sender]);
         network.set_mi_end(0, state.clock.next_duration_s(first));
         let (mut mis, mut probe_mis) = (0, 0);

@@ -12,6 +12,9 @@
 //!   sender for N MIs (`mocc simulate`).
 //! - [`figures`] and [`flow_figures`]: the result figures (the paper's Figures 5 and 7,
 //!   fairness, friendliness, time series), drawn with mocc-plot.
+//! - [`leo_study`]: the LEO study's experiments (paths, a second flow, micro-benchmarks, RTT
+//!   fairness, many flows) and their verdicts; [`leo_outputs`]: running them, their CSVs and
+//!   figures (`mocc experiment leo`).
 //!
 //! Library code returns data; only the `mocc` binary prints.
 
@@ -21,6 +24,8 @@ pub mod evaluate;
 pub mod figures;
 pub mod flow_figures;
 pub mod flows;
+pub mod leo_outputs;
+pub mod leo_study;
 pub mod mi_stats;
 pub mod network_eval;
 pub mod results;

@@ -26,6 +26,38 @@ enum Experiment {
     /// application setting its own objective), s2n-quic's Cubic and BBR, and kernel TCP Cubic
     /// and BBR, on three fixed links (4, 12 with 1% loss, 48 Mbit/s) and a LEO-like scenario.
     Fig10(Fig10Args),
+    /// The LEO study ("An Experimental Study of Congestion Control in LEO Satellite
+    /// Networks") in the simulator, for every scheme: one flow on LEO-like paths that
+    /// reconfigure every 5, 15 or 30 s with base-RTT jumps and handovers (Figure 1 a-c), a
+    /// second flow at 100 s (1d), bandwidth steps, base-RTT steps and random loss (Figures
+    /// 2-3), intra- and inter-RTT fairness, and 5, 10 and 20 flows (Figure 7).
+    Leo(LeoArgs),
+}
+
+/// Arguments of `mocc experiment leo`.
+#[derive(Debug, Args)]
+struct LeoArgs {
+    /// A learned scheme: an export, a checkpoint or a run folder. Repeat to compare.
+    #[arg(long, default_value = "checkpoints/mocc-pair")]
+    policy: Vec<PathBuf>,
+    /// The classic schemes beside them (comma-separated baseline names).
+    #[arg(
+        long,
+        default_value = "cubic,bbr,copa,vivace,vegas",
+        value_delimiter = ','
+    )]
+    schemes: Vec<String>,
+    /// Seeds of every run but the many-flows ones (default 3; 1 with --quick).
+    #[arg(long)]
+    seeds: Option<u64>,
+    /// A fifth of the time and one seed, for a first look (about a minute a scheme).
+    #[arg(long)]
+    quick: bool,
+    /// Output folder (new, empty, or an earlier run's, replaced whole): leo.csv,
+    /// leo-summary.csv, leo-paths.png, leo-micro.png, leo-fairness.png, many-flows/,
+    /// summary.json.
+    #[arg(long, default_value = "runs/leo")]
+    out: PathBuf,
 }
 
 /// Arguments of `mocc experiment fig10`.
@@ -116,7 +148,54 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
     match args.what {
         Experiment::Adaptation(a) => adaptation(a),
         Experiment::Fig10(a) => mocc_net::remove_namespaces_on_interrupt(|| fig10(a))?,
+        Experiment::Leo(a) => leo(a),
     }
+}
+
+/// The most seeds of `mocc experiment leo`.
+const MAX_LEO_SEEDS: u64 = 100;
+
+fn leo(a: LeoArgs) -> anyhow::Result<()> {
+    use mocc_eval::leo_outputs::{run_leo_study, LEO_OUTPUTS};
+    use mocc_eval::leo_study::LeoStudy;
+    let mut study = if a.quick {
+        LeoStudy::quick()
+    } else {
+        LeoStudy::standard()
+    };
+    if let Some(n) = a.seeds {
+        super::check_count("seeds", n, MAX_LEO_SEEDS)?;
+        study.seeds = (0..n).collect();
+    }
+    let mut policies = Vec::new();
+    for p in &a.policy {
+        let policy = mocc_training::checkpoint_policy::load_policy(p)
+            .with_context(|| format!("--policy {}", p.display()))?;
+        policies.push(policy);
+    }
+    for name in a.schemes.iter().filter(|n| !n.is_empty()) {
+        let scheme = mocc_eval::actor::LoadedPolicy::load(std::path::Path::new(name))
+            .with_context(|| format!("--schemes {name}"))?;
+        if scheme.baseline().is_none() {
+            anyhow::bail!(
+                "--schemes {name}: not a classic scheme (cubic, bbr, copa, vivace, vegas)"
+            );
+        }
+        policies.push(scheme);
+    }
+    let staged = mocc_policy::StagedDir::replacing(&a.out, LEO_OUTPUTS)
+        .with_context(|| format!("cannot write the study to {}", a.out.display()))?;
+    let report = run_leo_study(&study, &policies, staged.path(), |line| eprintln!("{line}"))?;
+    write_summary(staged.path(), &report)?;
+    staged
+        .commit()
+        .with_context(|| format!("cannot put the study in {}", a.out.display()))?;
+    eprintln!(
+        "outputs: {}/leo.csv, leo-summary.csv, leo-paths.png, leo-micro.png, \
+         leo-fairness.png, many-flows/, summary.json",
+        a.out.display()
+    );
+    super::print_line(serde_json::to_string(&report.verdicts)?)
 }
 
 fn fig10(a: Fig10Args) -> anyhow::Result<()> {
