@@ -7,7 +7,8 @@
 #
 # OUT (default runs/mocc-pair-<unix time>, under the current folder) must not exist yet. It
 # receives the runs start/ (beside Cubic), coop/ (start fine-tuned beside a learned peer) and
-# comp/ (the competitive half), their exports, pair/: the paired export, used as
+# comp/ (the competitive half), their exports, pair-trained/: the paired export with the rule
+# it was trained with, pair/: the same with the shipped rule for fast links, used as
 # `mocc eval --policy OUT/pair ...`, and validation.json: scripts/shared_targets.py's line for
 # it on configs/eval/validation (validation/ holds those runs).
 # Every --set is passed to all three trainings (e.g. --set seed=2, or a smaller budget).
@@ -54,8 +55,12 @@ step "3/6 the competitive half: beside Cubic on clean paths -> $out/comp"
 step "4/6 exports"
 "$MOCC" export "$out/coop" --out "$out/coop-export"
 "$MOCC" export "$out/comp" --out "$out/comp-export"
-step "5/6 the paired export -> $out/pair"
-"$MOCC" pair "$out/coop-export" "$out/comp-export" --out "$out/pair" --probe-after-s 8
+step "5/6 the paired export -> $out/pair (trained rule: $out/pair-trained)"
+"$MOCC" pair "$out/coop-export" "$out/comp-export" --out "$out/pair-trained" --probe-after-s 8
+# The shipped pair's rule for links up to 1 Gbit/s: the startup, and increases that stay a
+# fixed fraction of the rate above 5,000 packets/s (docs/fast-links.md).
+python3 "$root/scripts/with_startup.py" "$out/pair-trained" "$out/pair" \
+    --max-rate-pps 100000 --multiplicative-above-pps 5000 >/dev/null
 
 # What the pair meets where no target was tuned (the shipped pair: 6 of 7; over seeds on another
 # CPU kind, 2-4: docs/reproducibility.md).

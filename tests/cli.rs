@@ -1460,6 +1460,24 @@ fn train_pair_script_builds_a_paired_export_on_a_tiny_budget() {
         "{spec}"
     );
     assert!(out.join("pair/competitive/policy.safetensors").is_file());
+    // Both halves get the shipped pair's rule for fast links, over the rule they trained with.
+    let shipped = read_json(Path::new("checkpoints/mocc-pair/policy.json"));
+    for half in ["pair/policy.json", "pair/competitive/policy.json"] {
+        let action = &read_json(&out.join(half))["action"];
+        let bound = &action["binomial_increase"]["multiplicative_above_pps"];
+        assert_eq!(
+            bound, &shipped["action"]["binomial_increase"]["multiplicative_above_pps"],
+            "{half}"
+        );
+        assert_eq!(
+            action["max_rate_pps"], shipped["action"]["max_rate_pps"],
+            "{half}"
+        );
+        assert!(action["startup"].is_object(), "{half}: {action}");
+    }
+    let trained = read_json(&out.join("pair-trained/policy.json"));
+    assert_eq!(trained["action"]["max_rate_pps"], 5000.0);
+    assert!(trained["action"].get("startup").is_none());
     // The validation suites' line, and the count of targets the script says it meets.
     let text = std::fs::read_to_string(out.join("validation.json")).unwrap();
     let validation: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -1481,6 +1499,13 @@ fn train_pair_script_builds_a_paired_export_on_a_tiny_budget() {
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
     let _ = std::fs::remove_dir_all(out);
+}
+
+/// A JSON file (a path relative to the repository root, or absolute).
+fn read_json(path: &Path) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
 }
 
 /// The `state.json` of a run folder's newest checkpoint.

@@ -37,7 +37,14 @@ fn policy_on_scenario(
     spec: &ScenarioRunSpec,
 ) -> Result<Scenario, ScenarioError> {
     let file = Scenario::load(&spec.scenario)?;
-    policy_on_config(policy, file.config(), spec.scenario.parent())
+    match &spec.network {
+        Some(n) => {
+            let mut cfg = file.config().clone();
+            cfg.link = ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss).link;
+            policy_on_config(policy, &cfg, spec.scenario.parent())
+        }
+        None => policy_on_config(policy, file.config(), spec.scenario.parent()),
+    }
 }
 
 /// `source`'s link and senders (trace paths relative to `base`) with the policy's observation,
@@ -223,6 +230,47 @@ mod tests {
                 r.metrics.thr_pps
             );
         }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_network_entry_replaces_the_files_link() {
+        // The file's link has outages; the entry's fixed 400 pkt/s link has none. A constant
+        // 200 pkt/s sender then delivers ~200 pkt/s over 20 s: utilization ~0.5 of 400, where
+        // the file's own 100 pkt/s link would have capped it at 100.
+        let (mut suite, dir) = suite_with(
+            "link: {bandwidth_pps: 100, delay_s: 0.02, queue_pkts: 2, loss: 0, \
+             outages: [{start_s: 3, duration_s: 1, period_s: 4}]}\n\
+             senders: [{controller: agent, start_rate: {pps: 200}}]\n",
+            "network-entry",
+        );
+        suite.scenarios[0].network = Some(SuiteNetwork {
+            bw_pps: 400.0,
+            delay_s: 0.01,
+            queue_pkts: 40.0,
+            loss: 0.0,
+        });
+        let policy = LoadedPolicy::load(std::path::Path::new("const:200")).unwrap();
+        let rows = evaluate_scenarios(&policy, &suite).unwrap();
+        assert_eq!(rows.len(), 2);
+        for r in &rows {
+            assert_eq!(r.network, "path-bw400_d0.01_q40_l0");
+            let u = r.metrics.utilization;
+            assert!((0.49..=0.5).contains(&u), "utilization {u}");
+            assert!((r.metrics.rtt_ratio - 1.0).abs() < 1e-9);
+        }
+        // A network entry is checked like a suite's networks.
+        suite.scenarios[0].network = Some(SuiteNetwork {
+            bw_pps: -1.0,
+            delay_s: 0.01,
+            queue_pkts: 40.0,
+            loss: 0.0,
+        });
+        let err = suite.scenarios[0].validate("scenarios[0]").unwrap_err();
+        assert!(
+            err.starts_with("scenarios[0].network: link.bandwidth_pps"),
+            "{err}"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }

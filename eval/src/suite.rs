@@ -513,6 +513,10 @@ pub struct ScenarioRunSpec {
     /// Seeds (default: the suite's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seeds: Option<Vec<u64>>,
+    /// A fixed bottleneck in place of the file's (its schedules, outages, traces and random
+    /// changes go too): one scenario file of senders run on several links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<SuiteNetwork>,
 }
 
 impl ScenarioRunSpec {
@@ -527,14 +531,25 @@ impl ScenarioRunSpec {
         if self.seeds.as_ref().is_some_and(Vec::is_empty) {
             return Err(format!("{field}.seeds: at least one seed is required"));
         }
+        if let Some(n) = &self.network {
+            ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss)
+                .validate()
+                .map_err(|e| format!("{field}.network: {e}"))?;
+        }
         Ok(())
     }
 
-    /// A short label for results.csv: the file's name without extension.
+    /// A short label for results.csv: the file's name without extension, and the network's
+    /// label when the entry gives one (`fast-link-bw83333_d0.025_q4167_l0`).
     pub fn label(&self) -> String {
-        self.scenario
+        let stem = self
+            .scenario
             .file_stem()
-            .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+            .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+        match &self.network {
+            Some(n) => format!("{stem}-{}", n.label()),
+            None => stem,
+        }
     }
 }
 

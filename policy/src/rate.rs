@@ -51,6 +51,13 @@ pub struct RateRule {
 /// flow holds more of a link keeps it. With `k > 0` the slower flow's increases are the larger
 /// fraction of its rate, and the ratio shrinks with every increase the two share (Chiu and Jain,
 /// 1989). At `reference_pps` a step is Aurora's; below it larger, above it smaller.
+///
+/// Without a bound the increase shrinks without end as the rate grows: at 60,000 packets/s
+/// (720 Mbit/s) with `k = 0.5` and a reference of 300 it is 0.07 of Aurora's, and a flow
+/// that has to climb after a bandwidth step needs minutes. `multiplicative_above_pps` stops
+/// the shrinking there: above it an increase is the fraction of the rate it is at that
+/// rate, so the rule is scale-free on fast links (the observation is made of ratios too) and
+/// binomial where flows share a link at lower rates.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BinomialIncrease {
@@ -59,6 +66,10 @@ pub struct BinomialIncrease {
     pub k: f64,
     /// Rate at which an increase equals Aurora's multiplicative one (packets/s, > 0).
     pub reference_pps: f64,
+    /// Above this rate (packets/s, >= `reference_pps`) an increase is multiplicative again,
+    /// by `d * (reference_pps / multiplicative_above_pps)^k` (absent: binomial at every rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiplicative_above_pps: Option<f64>,
 }
 
 impl BinomialIncrease {
@@ -76,6 +87,17 @@ impl BinomialIncrease {
                 format!("must be finite and > 0 (got {})", self.reference_pps),
             );
         }
+        if let Some(above) = self.multiplicative_above_pps {
+            if !(above.is_finite() && above >= self.reference_pps) {
+                return invalid(
+                    "binomial_increase.multiplicative_above_pps",
+                    format!(
+                        "must be finite and >= reference_pps {} (got {above})",
+                        self.reference_pps
+                    ),
+                );
+            }
+        }
         Ok(())
     }
 
@@ -86,7 +108,11 @@ impl BinomialIncrease {
         if rate_pps.is_infinite() {
             return rate_pps;
         }
-        let next = rate_pps + rate_pps * delta * (self.reference_pps / rate_pps).powf(self.k);
+        let scaled_from = match self.multiplicative_above_pps {
+            Some(above) if rate_pps > above => above,
+            _ => rate_pps,
+        };
+        let next = rate_pps + rate_pps * delta * (self.reference_pps / scaled_from).powf(self.k);
         if next.is_nan() {
             rate_pps
         } else {
@@ -231,7 +257,11 @@ mod tests {
     fn binomial(k: f64, reference_pps: f64) -> RateRule {
         RateRule {
             max_rate_pps: 5000.0,
-            binomial_increase: Some(BinomialIncrease { k, reference_pps }),
+            binomial_increase: Some(BinomialIncrease {
+                k,
+                reference_pps,
+                multiplicative_above_pps: None,
+            }),
             ..RateRule::default()
         }
     }
@@ -326,6 +356,36 @@ mod tests {
     }
 
     #[test]
+    fn above_the_bound_increases_are_multiplicative_by_hand() {
+        // k = 0.5, reference 300, multiplicative above 1200: the factor there is
+        // sqrt(300 / 1200) = 0.5, so action 4 (d = 0.1) adds 5% of any rate above 1200.
+        let r = RateRule {
+            max_rate_pps: 100_000.0,
+            binomial_increase: Some(BinomialIncrease {
+                k: 0.5,
+                reference_pps: 300.0,
+                multiplicative_above_pps: Some(1200.0),
+            }),
+            ..RateRule::default()
+        };
+        assert!((r.apply(4800.0, 4.0) - 5040.0).abs() < 1e-9);
+        assert!((r.apply(60_000.0, 4.0) - 63_000.0).abs() < 1e-6);
+        // At and below the bound the binomial step: from 1200, 1200 * 0.1 * 0.5 = 60; from
+        // 300, Aurora's 10%.
+        assert!((r.apply(1200.0, 4.0) - 1260.0).abs() < 1e-9);
+        assert!((r.apply(300.0, 4.0) - 330.0).abs() < 1e-9);
+        // Decreases stay multiplicative.
+        assert!((r.apply(60_000.0, -4.0) - 60_000.0 / 1.1).abs() < 1e-6);
+        // Without the bound the same rule would add 60,000 * 0.1 * sqrt(300 / 60,000).
+        let unbounded = binomial(0.5, 300.0);
+        let expected = 60_000.0 + 6000.0 * (300.0f64 / 60_000.0).sqrt();
+        assert!((unbounded.apply(60_000.0, 4.0).min(5000.0) - expected.min(5000.0)).abs() < 1e-9);
+        let json = serde_json::to_string(&r).expect("serialize");
+        assert!(json.contains("\"multiplicative_above_pps\":1200"), "{json}");
+        assert_eq!(serde_json::from_str::<RateRule>(&json).expect("parse"), r);
+    }
+
+    #[test]
     fn binomial_increase_reads_and_old_rules_write_as_before() {
         let r: RateRule = serde_json::from_str(
             r#"{"max_rate_pps": 5000, "binomial_increase": {"k": 0.5, "reference_pps": 400}}"#,
@@ -336,6 +396,8 @@ mod tests {
         assert_eq!(back, r);
         let plain = serde_json::to_string(&RateRule::default()).unwrap();
         assert!(!plain.contains("binomial"), "{plain}");
+        let unbounded = serde_json::to_string(&r).unwrap();
+        assert!(!unbounded.contains("multiplicative_above"), "{unbounded}");
         assert!(serde_json::from_str::<RateRule>(r#"{"binomial_increase": {"k": 0.5}}"#).is_err());
     }
 
@@ -355,6 +417,17 @@ mod tests {
             assert!(err.starts_with(field), "{err}");
         }
         assert!(binomial(1.0, 400.0).validate().is_ok());
+        for above in [100.0, f64::NAN, f64::INFINITY] {
+            let mut rule = binomial(0.5, 400.0);
+            if let Some(b) = rule.binomial_increase.as_mut() {
+                b.multiplicative_above_pps = Some(above);
+            }
+            let err = rule.validate().unwrap_err().to_string();
+            assert!(
+                err.starts_with("binomial_increase.multiplicative_above_pps"),
+                "{err}"
+            );
+        }
     }
 
     #[test]
@@ -410,6 +483,27 @@ mod tests {
             } else {
                 prop_assert!((after - before).abs() < 1e-9 * before);
             }
+        }
+
+        /// With the multiplicative bound an increase never widens two flows' ratio, never
+        /// reverses it, and the rule stays continuous at the bound.
+        #[test]
+        fn bounded_increases_never_widen_ratios(
+            slow in 50.0f64..50_000.0,
+            factor in 1.0f64..4.0,
+            size in 0.0f64..1.0,
+            above in 300.0f64..10_000.0,
+        ) {
+            let mut rule = RateRule { max_rate_pps: 1e6, ..binomial(0.5, 300.0) };
+            if let Some(b) = rule.binomial_increase.as_mut() {
+                b.multiplicative_above_pps = Some(above);
+            }
+            let fast = slow * factor;
+            let after = rule.apply(fast, size) / rule.apply(slow, size);
+            prop_assert!(after <= factor * (1.0 + 1e-12) && after >= 1.0 - 1e-12, "{factor} -> {after}");
+            let below = rule.apply(above * (1.0 - 1e-12), size);
+            let at = rule.apply(above * (1.0 + 1e-12), size);
+            prop_assert!((at - below).abs() < 1e-6 * above);
         }
 
         #[test]

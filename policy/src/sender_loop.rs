@@ -183,6 +183,16 @@ impl SenderLoop {
     #[must_use]
     pub fn on_mi(&mut self, mi: &MonitorInterval) -> bool {
         let startup_mi = self.in_startup();
+        if let Some(startup) = self
+            .rule
+            .startup
+            .as_ref()
+            .filter(|_| self.startup.running())
+        {
+            if !startup_mi {
+                self.startup.on_warmup_mi(startup, mi);
+            }
+        }
         let decides = self.clock.on_mi(mi);
         match self.rule.startup {
             Some(startup) if startup_mi => {
@@ -435,5 +445,56 @@ mod tests {
             }
             assert!(probes > 20, "{probes} probe MIs");
         }
+    }
+
+    /// An MI of 0.1 s at `pps`, every packet acknowledged after `rtt_s`.
+    fn steady(k: u32, pps: f64, rtt_s: f64) -> MonitorInterval {
+        let start = 0.1 * f64::from(k);
+        let packets = (pps * 0.1).round();
+        MonitorInterval {
+            bytes_sent: packets * BYTES_PER_PACKET,
+            bytes_acked: packets * BYTES_PER_PACKET,
+            bytes_lost: 0.0,
+            send_start_s: start,
+            send_end_s: start + 0.1,
+            recv_start_s: start,
+            recv_end_s: start + 0.1,
+            rtt: RttSummary::from_samples(&[rtt_s, rtt_s]),
+        }
+    }
+
+    /// The warm-up MIs feed the startup: a warm-up that sees the RTT rise at the start rate
+    /// (others hold the path) hands the agent the start rate with no growth; one that sees a
+    /// flat RTT lets the startup grow the rate.
+    #[test]
+    fn a_warm_up_that_sees_a_queue_skips_the_startup() {
+        let observation = ObservationConfig::default();
+        let rule = RateRule {
+            max_rate_pps: 1e5,
+            startup: Some(crate::Startup::default()),
+            ..RateRule::default()
+        };
+        let spec = LoopSpec {
+            observation: &observation,
+            metrics: MetricsVersion::Delivered,
+            sizing: MonitorIntervalConfig::default(),
+            warmup_mis: 2,
+            rule,
+        };
+        let mut busy = SenderLoop::new(&spec, 0.0);
+        assert!(!busy.start(200.0, 0.02));
+        assert!(!busy.on_mi(&steady(0, 200.0, 0.05)));
+        assert!(busy.startup().running() && busy.in_warmup());
+        // The second warm-up MI sees 60 ms: the agent decides next, at the start rate.
+        assert!(busy.on_mi(&steady(1, 200.0, 0.06)));
+        assert_eq!(busy.startup().exit(), Some(crate::StartupExit::BusyPath));
+        assert_eq!(busy.agent_rate_pps(), 200.0);
+        let mut free = SenderLoop::new(&spec, 0.0);
+        assert!(!free.start(200.0, 0.02));
+        assert!(!free.on_mi(&steady(0, 200.0, 0.05)));
+        assert!(!free.on_mi(&steady(1, 200.0, 0.05)));
+        assert!(!free.on_mi(&steady(2, 200.0, 0.05)));
+        assert!(free.in_startup());
+        assert!(free.agent_rate_pps() > 1.4 * 200.0);
     }
 }

@@ -8,8 +8,8 @@
 //! problem the same way, and so does this phase: after the warm-up each MI multiplies the rate
 //! by `growth_per_mi` (a doubling per RTT at the usual half-RTT MIs), with no decision between.
 //! It ends at the first MI that
-//! - sees a queue: a mean RTT above `exit_latency_ratio` times the lowest RTT of the
-//!   connection's startup;
+//! - sees a queue: the mean of its newer half of RTT samples above `exit_latency_ratio` times
+//!   the lowest MI mean RTT of the connection so far (warm-up MIs included);
 //! - loses more than `exit_loss_ratio` of what it resolved (random loss below it does not end
 //!   it, as it does not end BBR's);
 //! - or finds the delivery rate flat: for `plateau_mis` MIs in a row no more than
@@ -19,12 +19,18 @@
 //!   not end it, as a maximum above the link would hand the agent more than the path carries.
 //!
 //! The agent's rate is then the highest delivery rate the startup measured (BBR's bottleneck
-//! bandwidth estimate), never above the rate it paced at. First, unless the last MI's RTT is
-//! already within `drained_latency_ratio` of the lowest, the startup drains the queue it built
-//! (BBR's Drain): it paces at `drain_rate_fraction` of that rate until an MI's RTT is back
-//! within `drained_latency_ratio` of the lowest, or for at most `max_drain_mis` MIs. Drain MIs are not
-//! base-RTT probes: the mode switch does not judge them, so a newcomer whose drain meets the
-//! queue others hold does not turn competitive for it. The agent decides after the last.
+//! bandwidth estimate), never above the rate it paced at. First, when the growth paced above
+//! that rate (it built a queue of its own) and the last MI's RTT is not
+//! already within `drained_latency_ratio` of the lowest, the startup drains (BBR's Drain): it
+//! paces at `drain_rate_fraction` of that rate until an MI's RTT is back within
+//! `drained_latency_ratio` of the lowest, or for at most `max_drain_mis` MIs. Drain MIs are
+//! not base-RTT probes: the mode switch does not judge them. The agent decides after the last.
+//!
+//! A connection that meets a busy path skips the startup (`skip_busy_path`, `BusyPath`): when a
+//! warm-up MI, or the first startup MI (still paced at the start rate), already shows a queue
+//! or heavy loss, the queue is others', growing into it only takes their share, and draining
+//! would hand them the newcomer's. The agent then starts at the start rate, as without a
+//! startup. A startup that ends at the rule's maximum is never a skip.
 
 use crate::error::{invalid, RateError};
 use crate::mi::{MonitorInterval, BYTES_PER_PACKET};
@@ -38,8 +44,8 @@ pub struct Startup {
     /// Rate multiplier per MI, in (1, 4] (default 2^(1/2): a doubling per RTT at half-RTT MIs).
     #[serde(default = "default_growth")]
     pub growth_per_mi: f64,
-    /// An MI whose mean RTT exceeds this multiple of the startup's lowest RTT ends it (> 1;
-    /// default 1.25).
+    /// An MI whose newer half of RTT samples averages above this multiple of the
+    /// connection's lowest MI mean RTT ends it (> 1; default 1.15).
     #[serde(default = "default_exit_latency_ratio")]
     pub exit_latency_ratio: f64,
     /// An MI that loses more than this share of its resolved packets ends it, in (0, 1]
@@ -54,7 +60,7 @@ pub struct Startup {
     #[serde(default = "default_plateau_mis")]
     pub plateau_mis: u32,
     /// Pacing rate while draining, as a fraction of the rate handed to the agent, in (0, 1)
-    /// (default 0.5).
+    /// (default 0.75).
     #[serde(default = "default_drain_rate_fraction")]
     pub drain_rate_fraction: f64,
     /// A drain MI whose mean RTT is within this multiple of the startup's lowest ends the
@@ -64,13 +70,17 @@ pub struct Startup {
     /// Most drain MIs, in [0, 100] (default 8; 0: no drain).
     #[serde(default = "default_max_drain_mis")]
     pub max_drain_mis: u32,
+    /// Skip the startup when an MI paced at the start rate (warm-up, or the startup's first)
+    /// already shows a queue or heavy loss: a busy path (default true).
+    #[serde(default = "default_skip_busy_path")]
+    pub skip_busy_path: bool,
 }
 
 fn default_growth() -> f64 {
     std::f64::consts::SQRT_2
 }
 fn default_exit_latency_ratio() -> f64 {
-    1.25
+    1.15
 }
 fn default_exit_loss_ratio() -> f64 {
     0.2
@@ -82,13 +92,16 @@ fn default_plateau_mis() -> u32 {
     3
 }
 fn default_drain_rate_fraction() -> f64 {
-    0.5
+    0.75
 }
 fn default_drained_latency_ratio() -> f64 {
     1.1
 }
 fn default_max_drain_mis() -> u32 {
     8
+}
+fn default_skip_busy_path() -> bool {
+    true
 }
 
 impl Default for Startup {
@@ -102,6 +115,7 @@ impl Default for Startup {
             drain_rate_fraction: default_drain_rate_fraction(),
             drained_latency_ratio: default_drained_latency_ratio(),
             max_drain_mis: default_max_drain_mis(),
+            skip_busy_path: default_skip_busy_path(),
         }
     }
 }
@@ -187,6 +201,9 @@ pub enum StartupExit {
     MaxRate,
     /// A base-RTT probe began (the probe timer ran out during the startup).
     Probe,
+    /// The warm-up MIs already saw a queue grow (or heavy loss) at the start rate: the path
+    /// is busy, others hold it, and the agent starts at the start rate with no growth.
+    BusyPath,
 }
 
 /// What a startup does after an MI.
@@ -219,6 +236,9 @@ pub struct StartupState {
     /// Why the growth ended (None while it grows or before any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exit: Option<StartupExit>,
+    /// Growth steps taken (MIs paced above the start rate follow the first).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    grown_mis: u32,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -291,19 +311,38 @@ impl StartupState {
             return self.on_drain_mi(startup, mi);
         }
         let Some(why) = self.exit_reason(startup, mi, rate_pps, max_rate_pps) else {
+            self.grown_mis += 1;
             return StartupStep::Pace((rate_pps * startup.growth_per_mi).min(max_rate_pps));
         };
+        if self.grown_mis == 0 && startup.skip_busy_path && why != StartupExit::MaxRate {
+            // The first startup MI was paced at the start rate: what it saw, others built.
+            return self.skip(rate_pps);
+        }
         self.exit = Some(why);
         if self.best_delivered_pps <= 0.0 {
             self.running = false;
             return StartupStep::Exit(rate_pps, why);
         }
         self.settled_pps = self.best_delivered_pps.min(rate_pps);
-        if startup.max_drain_mis == 0 || self.is_drained(startup, mi) {
+        if startup.max_drain_mis == 0 || !self.overshot(rate_pps) || self.is_drained(startup, mi) {
             self.running = false;
             return StartupStep::Exit(self.settled_pps, why);
         }
         StartupStep::Pace(self.settled_pps * startup.drain_rate_fraction)
+    }
+
+    /// Ends the startup on a busy path: the agent keeps `rate_pps`, nothing drains.
+    fn skip(&mut self, rate_pps: f64) -> StartupStep {
+        self.running = false;
+        self.exit = Some(StartupExit::BusyPath);
+        StartupStep::Exit(rate_pps, StartupExit::BusyPath)
+    }
+
+    /// Whether the growth paced above what the path delivered, so that the queue at the exit
+    /// is (also) the startup's own and is worth draining; a startup that sent no faster than
+    /// the path delivered built none.
+    fn overshot(&self, rate_pps: f64) -> bool {
+        rate_pps > self.best_delivered_pps
     }
 
     /// Whether `mi`'s RTT is within `drained_latency_ratio` of the startup's lowest: no queue
@@ -325,6 +364,43 @@ impl StartupState {
         }
     }
 
+    /// Folds in a warm-up MI before the startup's first. A connection that meets a busy path
+    /// (the RTT of a warm-up MI already above `exit_latency_ratio` times the lowest before it,
+    /// or its loss above `exit_loss_ratio`) at its start rate skips the startup: it would
+    /// only push into the queue that others keep. Returns whether the startup ended so.
+    pub fn on_warmup_mi(&mut self, startup: &Startup, mi: &MonitorInterval) -> bool {
+        let queued = self.queued(startup, mi);
+        self.note_rtt(mi.avg_latency_s());
+        if startup.skip_busy_path && (queued || mi.loss_ratio() > startup.exit_loss_ratio) {
+            self.running = false;
+            self.exit = Some(StartupExit::BusyPath);
+        }
+        !self.running
+    }
+
+    /// Whether `mi` shows a queue: the mean of its newest half of RTT samples (its mean with
+    /// fewer than two) above `exit_latency_ratio` times the lowest MI mean before it. The
+    /// newest samples tell a queue half an MI sooner than the mean, and during the growth
+    /// every half MI doubles what the queue gains.
+    fn queued(&self, startup: &Startup, mi: &MonitorInterval) -> bool {
+        let newest = if mi.rtt.count >= 2 {
+            mi.rtt.second_half_mean_s
+        } else {
+            mi.avg_latency_s()
+        };
+        self.min_rtt_s > 0.0 && newest > startup.exit_latency_ratio * self.min_rtt_s
+    }
+
+    fn note_rtt(&mut self, rtt: f64) {
+        if rtt > 0.0 {
+            self.min_rtt_s = if self.min_rtt_s > 0.0 {
+                self.min_rtt_s.min(rtt)
+            } else {
+                rtt
+            };
+        }
+    }
+
     /// Updates the startup's measurements with `mi` and says whether (and why) it ends.
     fn exit_reason(
         &mut self,
@@ -333,15 +409,8 @@ impl StartupState {
         rate_pps: f64,
         max_rate_pps: f64,
     ) -> Option<StartupExit> {
-        let rtt = mi.avg_latency_s();
-        if rtt > 0.0 {
-            self.min_rtt_s = if self.min_rtt_s > 0.0 {
-                self.min_rtt_s.min(rtt)
-            } else {
-                rtt
-            };
-        }
-        let queued = rtt > startup.exit_latency_ratio * self.min_rtt_s;
+        self.note_rtt(mi.avg_latency_s());
+        let queued = self.queued(startup, mi);
         let lossy = mi.loss_ratio() > startup.exit_loss_ratio;
         let delivered = delivery_rate_pps(mi);
         // A rate from a handful of acks is noise: it neither counts towards a plateau nor
@@ -420,6 +489,7 @@ mod tests {
     fn grows_by_the_factor_until_the_rtt_rises() {
         let s = Startup {
             growth_per_mi: 2.0,
+            exit_latency_ratio: 1.25,
             max_drain_mis: 0,
             ..Startup::default()
         };
@@ -447,46 +517,111 @@ mod tests {
     fn the_drain_paces_at_its_fraction_until_the_rtt_is_back() {
         let s = Startup {
             growth_per_mi: 2.0,
+            exit_latency_ratio: 1.25,
+            drain_rate_fraction: 0.5,
             max_drain_mis: 3,
             ..Startup::default()
         };
+        // The second MI paced 200 pkt/s where the path delivered 140 (14 gaps over 0.1 s):
+        // the queue is the startup's own, and it drains.
         let run = |rtts: &[f64]| {
             let mut st = StartupState::begin(Some(&s));
             let mut steps = vec![
                 st.on_mi(&s, &mi(11.0, 11.0, 0.0, 0.1, 0.05), 100.0, 1e5),
-                st.on_mi(&s, &mi(21.0, 21.0, 0.0, 0.1, 0.07), 200.0, 1e5),
+                st.on_mi(&s, &mi(21.0, 15.0, 0.0, 0.1, 0.07), 200.0, 1e5),
             ];
             assert!(st.draining());
             for &rtt in rtts {
-                steps.push(st.on_mi(&s, &mi(10.0, 10.0, 0.0, 0.1, rtt), 100.0, 1e5));
+                steps.push(st.on_mi(&s, &mi(10.0, 10.0, 0.0, 0.1, rtt), 70.0, 1e5));
             }
             (steps, st)
         };
-        // Best delivery 200 pkt/s: drain at 100 while the RTT stays above 1.1 x 50 ms.
+        // Best delivery 140 pkt/s: drain at 70 while the RTT stays above 1.1 x 50 ms.
         let (steps, st) = run(&[0.06, 0.054]);
         assert_eq!(
             steps,
             [
                 StartupStep::Pace(200.0),
-                StartupStep::Pace(100.0),
-                StartupStep::Pace(100.0),
-                StartupStep::Exit(200.0, StartupExit::Queue),
+                StartupStep::Pace(70.0),
+                StartupStep::Pace(70.0),
+                StartupStep::Exit(140.0, StartupExit::Queue),
             ]
         );
         assert!(!st.running() && !st.draining());
         // A queue that stays: the drain ends after max_drain_mis all the same.
         let (steps, _) = run(&[0.07, 0.07, 0.07]);
-        assert_eq!(steps[4], StartupStep::Exit(200.0, StartupExit::Queue));
+        assert_eq!(steps[4], StartupStep::Exit(140.0, StartupExit::Queue));
         // Cut short by a probe while draining: the agent gets the settled rate.
         let mut st = StartupState::begin(Some(&s));
         st.on_mi(&s, &mi(11.0, 11.0, 0.0, 0.1, 0.05), 100.0, 1e5);
-        st.on_mi(&s, &mi(21.0, 21.0, 0.0, 0.1, 0.07), 200.0, 1e5);
-        assert_eq!(st.end(100.0), 200.0);
+        st.on_mi(&s, &mi(21.0, 15.0, 0.0, 0.1, 0.07), 200.0, 1e5);
+        assert_eq!(st.end(70.0), 140.0);
         // Cut short while growing: the best delivery rate, not above the paced rate.
         let mut st = StartupState::begin(Some(&s));
         st.on_mi(&s, &mi(21.0, 21.0, 0.0, 0.1, 0.05), 100.0, 1e5);
         assert_eq!(st.end(150.0), 150.0);
         assert_eq!(st.exit(), Some(StartupExit::Probe));
+        // Delivered as fast as it paced: the queue is not the startup's, nothing drains.
+        let mut st = StartupState::begin(Some(&s));
+        st.on_mi(&s, &mi(11.0, 11.0, 0.0, 0.1, 0.05), 100.0, 1e5);
+        assert_eq!(
+            st.on_mi(&s, &mi(21.0, 21.0, 0.0, 0.1, 0.07), 200.0, 1e5),
+            StartupStep::Exit(200.0, StartupExit::Queue)
+        );
+        assert!(!st.running());
+    }
+
+    #[test]
+    fn a_busy_path_skips_the_startup_at_the_start_rate() {
+        let s = Startup::default();
+        // A warm-up MI at 60 ms after one at 50 ms (above 1.15 x 50): others keep a queue.
+        let mut st = StartupState::begin(Some(&s));
+        assert!(!st.on_warmup_mi(&s, &mi(10.0, 10.0, 0.0, 0.1, 0.05)));
+        assert!(st.running());
+        assert!(st.on_warmup_mi(&s, &mi(10.0, 10.0, 0.0, 0.1, 0.06)));
+        assert!(!st.running());
+        assert_eq!(st.exit(), Some(StartupExit::BusyPath));
+        // Heavy loss in the warm-up does the same.
+        let mut st = StartupState::begin(Some(&s));
+        assert!(st.on_warmup_mi(&s, &mi(10.0, 7.0, 3.0, 0.1, 0.05)));
+        // The first startup MI, still at the start rate, sees the queue the warm-up did not:
+        // the agent keeps the start rate, and nothing drains.
+        let mut st = StartupState::begin(Some(&s));
+        st.on_warmup_mi(&s, &mi(10.0, 10.0, 0.0, 0.1, 0.05));
+        assert_eq!(
+            st.on_mi(&s, &mi(10.0, 8.0, 0.0, 0.1, 0.07), 100.0, 1e5),
+            StartupStep::Exit(100.0, StartupExit::BusyPath)
+        );
+        // Without the skip the same MI ends the growth as a queue, at what was delivered.
+        let keep = Startup {
+            skip_busy_path: false,
+            ..s
+        };
+        let mut st = StartupState::begin(Some(&keep));
+        assert!(!st.on_warmup_mi(&keep, &mi(10.0, 10.0, 0.0, 0.1, 0.05)));
+        assert!(!st.on_warmup_mi(&keep, &mi(10.0, 10.0, 0.0, 0.1, 0.06)));
+        assert!(st.running());
+        assert_eq!(
+            st.on_mi(&keep, &mi(11.0, 11.0, 0.0, 0.1, 0.07), 100.0, 1e5),
+            StartupStep::Exit(100.0, StartupExit::Queue)
+        );
+    }
+
+    #[test]
+    fn the_newer_half_of_the_samples_tells_the_queue() {
+        let s = Startup::default();
+        let mut st = StartupState::begin(Some(&s));
+        st.on_warmup_mi(&s, &mi(10.0, 10.0, 0.0, 0.1, 0.05));
+        assert_eq!(
+            st.on_mi(&s, &mi(11.0, 11.0, 0.0, 0.1, 0.05), 100.0, 1e5),
+            StartupStep::Pace(100.0 * s.growth_per_mi)
+        );
+        // Mean 56.5 ms (within 1.15 x 50), its newer half 60 ms (above): the growth ends.
+        let mut rising = mi(15.0, 15.0, 0.0, 0.1, 0.05);
+        rising.rtt = RttSummary::from_samples(&[0.053, 0.053, 0.06, 0.06]);
+        assert!(rising.avg_latency_s() < s.exit_latency_ratio * 0.05);
+        st.on_mi(&s, &rising, 141.0, 1e5);
+        assert_eq!(st.exit(), Some(StartupExit::Queue));
     }
 
     #[test]
@@ -509,15 +644,16 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(!st.running());
-        // A plateau whose last MI saw 1.2 x the lowest RTT drains at half of 125 first.
+        // A plateau whose last MI saw 1.12 x the lowest RTT (a queue, below the exit's 1.15)
+        // after pacing at 1,000 where 125 came through drains at 0.75 x 125 first.
         let mut st = StartupState::begin(Some(&s));
         st.on_mi(&s, &mi(11.0, 11.0, 0.0, 0.1, 0.05), 100.0, 1e5);
         let mut last = StartupStep::Pace(0.0);
         for acked in [13.0, 13.4, 13.5] {
-            last = st.on_mi(&s, &mi(acked, acked, 0.0, 0.1, 0.06), 1000.0, 1e5);
+            last = st.on_mi(&s, &mi(acked, acked, 0.0, 0.1, 0.056), 1000.0, 1e5);
         }
         match last {
-            StartupStep::Pace(r) => assert!((r - 62.5).abs() < 1e-9, "{r}"),
+            StartupStep::Pace(r) => assert!((r - 93.75).abs() < 1e-9, "{r}"),
             other => panic!("{other:?}"),
         }
         assert!(st.draining());
@@ -555,12 +691,13 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(!st.running());
-        // A maximum above the link: the queue ends it, and the agent gets what was delivered.
+        // A maximum above the link: the queue ends it; pacing 1,000 against 900 delivered,
+        // it drains at 0.75 x 900 first.
         let mut st = StartupState::begin(Some(&s));
         st.on_mi(&s, &mi(91.0, 91.0, 0.0, 0.1, 0.05), 900.0, 1000.0);
         assert_eq!(
             st.on_mi(&s, &mi(95.0, 81.0, 0.0, 0.1, 0.07), 1000.0, 1000.0),
-            StartupStep::Pace(450.0)
+            StartupStep::Pace(675.0)
         );
         assert_eq!(st.exit(), Some(StartupExit::Queue));
         assert!(!StartupState::begin(None).running());

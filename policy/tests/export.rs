@@ -307,6 +307,7 @@ fn binomial_increase_round_trips_and_drives_the_controller() {
     spec.action.binomial_increase = Some(BinomialIncrease {
         k: 0.5,
         reference_pps: 300.0,
+        multiplicative_above_pps: None,
     });
     let dir = temp_dir("binomial");
     Policy::write(&dir, spec.clone(), &tensors).unwrap();

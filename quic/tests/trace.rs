@@ -24,32 +24,39 @@ enum Event {
     Lost(f64),
 }
 
-/// A flow's events on a path of `rtt_s` with `loss` random loss, sent at the rates the
-/// ledger gives (so the trace is the one this policy would see), in time order.
+/// Packets per second the recorded path serves: a flow paced faster queues (so a startup
+/// ends), as on a real bottleneck.
+const TRACE_CAPACITY_PPS: f64 = 500.0;
+
+/// A flow's events on a path of `rtt_s` with `loss` random loss behind a bottleneck of
+/// [`TRACE_CAPACITY_PPS`], sent at the rates the ledger gives (so the trace is the one this
+/// policy would see), in time order.
 fn record_trace(policy: &Arc<Policy>, w: [f64; 3], rtt_s: f64, loss: f64, n: usize) -> Vec<Event> {
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let controller = Controller::new(policy.clone(), w).expect("objective");
     let mut ledger = MiLedger::new(PolicyDriver::new(controller, 200.0));
     ledger.start(0.0, rtt_s / 2.0);
-    let (mut t, mut events, mut pending) = (0.0, Vec::new(), Vec::<(f64, bool)>::new());
+    let (mut t, mut events, mut pending) = (0.0, Vec::new(), Vec::<(f64, f64, bool)>::new());
+    let mut served_until = 0.0f64;
     for _ in 0..n {
         t += 1.0 / ledger.rate_pps();
         // Feedback due before this send comes first.
         pending.sort_by(|a, b| a.0.total_cmp(&b.0));
         while pending.first().is_some_and(|p| p.0 <= t) {
-            let (at, lost) = pending.remove(0);
+            let (at, sample, lost) = pending.remove(0);
             if lost {
                 ledger.on_lost(at, 1);
                 events.push(Event::Lost(at));
             } else {
-                let sample = rtt_s * (1.0 + 0.2 * rng.random::<f64>());
                 ledger.on_acked(at, sample);
                 events.push(Event::Acked(at, sample));
             }
         }
         ledger.on_sent(t);
         events.push(Event::Sent(t));
-        pending.push((t + rtt_s * 1.1, rng.random::<f64>() < loss));
+        served_until = served_until.max(t) + 1.0 / TRACE_CAPACITY_PPS;
+        let sample = (served_until - t) + rtt_s * (1.0 + 0.2 * rng.random::<f64>());
+        pending.push((t + sample, sample, rng.random::<f64>() < loss));
     }
     events
 }
