@@ -230,16 +230,22 @@ fn compare_runs_a_suite_on_both_sides() {
             "--out",
             out_dir.to_str().unwrap(),
         ]);
-        assert_eq!(j[0]["cases"], 1, "{j}");
-        assert_eq!(j[1]["policy"], "cubic", "{j}");
-        assert_eq!(j[1]["cases"], 1, "{j}");
+        let alone = &j["alone"];
+        assert_eq!(alone[0]["cases"], 1, "{j}");
+        assert_eq!(alone[1]["policy"], "cubic", "{j}");
+        assert_eq!(alone[1]["cases"], 1, "{j}");
+        assert_eq!(
+            j["sharing"],
+            serde_json::json!([]),
+            "no sharing sections: {j}"
+        );
         // A constant rate under the bottleneck: both sides deliver it, at the propagation RTT.
         ensure!(
-            j[0]["max_abs_utilization_diff"].as_f64().unwrap() < 0.03,
+            alone[0]["max_abs_utilization_diff"].as_f64().unwrap() < 0.03,
             "{j}"
         );
         ensure!(
-            j[0]["max_rel_rtt_ratio_diff"].as_f64().unwrap() < 0.03,
+            alone[0]["max_rel_rtt_ratio_diff"].as_f64().unwrap() < 0.03,
             "{j}"
         );
         Ok(())
@@ -327,6 +333,71 @@ fn a_scenario_schedule_changes_the_real_path_during_the_run() {
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("link.bandwidth_pps"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A suite's fairness and friendliness sections on both sides: two constant 100 pkt/s flows
+/// on a 300 pkt/s link share it evenly at 2/3 utilization in the simulator and on the real
+/// path alike; beside kernel Cubic a constant flow keeps its rate; each real run is a row.
+#[test]
+fn compare_runs_a_suites_sharing_sections_on_both_sides() {
+    let _serial = serial();
+    if !net_common::network_ready(&[]) {
+        return;
+    }
+    let dir = fresh_dir("compare-sharing");
+    let suite = dir.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "fairness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 30}\n  flows: [2]\n\
+         \x20 stagger_s: 1\n  duration_s: 5\n\
+         friendliness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 12}\n\
+         \x20 buffers_bdp: [4]\n  duration_s: 8\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    on_a_quiet_attempt("mocc net compare (sharing)", || {
+        let j = mocc_json(&[
+            "net",
+            "compare",
+            "--policy",
+            "const:100",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--repeats",
+            "2",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(j["alone"], serde_json::json!([]), "{j}");
+        let s = &j["sharing"][0];
+        assert_eq!(s["fairness_cases"], 1, "{j}");
+        assert_eq!(s["fairness_cases_all_real_runs_at_least_0_9"], 1, "{j}");
+        ensure!(s["max_abs_jain_diff"].as_f64().unwrap() < 0.01, "{j}");
+        // 100 pkt/s beside Cubic on a 4-BDP buffer: Cubic takes the other ~200.
+        let real = s["friendliness"][0][2].as_array().unwrap();
+        assert_eq!(real.len(), 2, "{j}");
+        for r in real {
+            let r = r.as_f64().unwrap();
+            ensure!((0.35..0.7).contains(&r), "{j}");
+        }
+        Ok(())
+    });
+    // One simulator row and two real rows per case, each at two thirds of the link.
+    let csv = std::fs::read_to_string(out_dir.join("fairness-compare.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    for (row, side) in rows.iter().zip(["sim", "real", "real"]) {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells[3], side, "{csv}");
+        let utilization: f64 = cells[6].parse().unwrap();
+        assert!((utilization - 2.0 / 3.0).abs() < 0.02, "{csv}");
+    }
+    let friendly = std::fs::read_to_string(out_dir.join("friendliness-compare.csv")).unwrap();
+    assert_eq!(friendly.lines().count(), 4, "{friendly}");
+    assert!(std::fs::read(out_dir.join("sharing-compare.png"))
+        .unwrap()
+        .starts_with(b"\x89PNG"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -110,20 +110,10 @@ pub fn fairness_outputs(
     for p in policies {
         for net in &networks {
             for &n in &spec.flows {
-                let rates = fairness_run(spec, net, p, n)?;
+                let rates = fairness_rates(spec, net, p, n)?;
                 let jain = rates.jain_per_window();
-                let utilizations =
-                    per_second_rows(&mut text, p.name(), net, &rates, &jain, max_flows);
-                let means: Vec<f64> = (0..n).map(|f| rates.mean_rate_coexisting(f)).collect();
-                summaries.push(FairnessSummary {
-                    policy: p.name().to_string(),
-                    network: net.label(),
-                    flows: n,
-                    median_jain_index: median_or_zero(&jain),
-                    utilization: mean(&utilizations),
-                    max_min_rate_ratio: max_min_ratio(&means),
-                    rtt_ratio: rates.rtt_ratio_coexisting(),
-                });
+                per_second_rows(&mut text, p.name(), net, &rates, &jain, max_flows);
+                summaries.push(FairnessSummary::of(p.name(), &net.label(), &rates));
                 let label = if networks.len() > 1 {
                     format!("{n} flows, {}", net.label())
                 } else {
@@ -193,6 +183,30 @@ pub struct FairnessSummary {
     pub max_min_rate_ratio: f64,
     /// Mean RTT over the base RTT (None without samples).
     pub rtt_ratio: Option<f64>,
+}
+
+impl FairnessSummary {
+    /// The summary of one run's per-second rates (`mocc eval`'s simulated runs and `mocc net
+    /// compare`'s real ones alike): over the seconds all flows run, the median Jain's index,
+    /// the mean utilization, the fastest flow's mean rate over the slowest's and the RTT ratio.
+    pub fn of(policy: &str, network: &str, rates: &crate::flows::FlowRates) -> Self {
+        let jain = rates.jain_per_window();
+        let utilizations: Vec<f64> = rates
+            .coexisting_windows()
+            .map(|w| rates.utilization_in(w))
+            .collect();
+        let flows = rates.rates.len();
+        let means: Vec<f64> = (0..flows).map(|f| rates.mean_rate_coexisting(f)).collect();
+        Self {
+            policy: policy.to_string(),
+            network: network.to_string(),
+            flows,
+            median_jain_index: median_or_zero(&jain),
+            utilization: mean(&utilizations),
+            max_min_rate_ratio: max_min_ratio(&means),
+            rtt_ratio: rates.rtt_ratio_coexisting(),
+        }
+    }
 }
 
 /// fairness-summary.csv's text.
@@ -310,13 +324,11 @@ fn per_second_rows(
     rates: &crate::flows::FlowRates,
     jain: &[f64],
     max_flows: usize,
-) -> Vec<f64> {
+) {
     let n = rates.rates.len();
-    let mut utilizations = Vec::with_capacity(jain.len());
     for (second, j) in rates.coexisting_windows().zip(jain) {
         let per_flow: Vec<f64> = rates.rates.iter().map(|r| r[second]).collect();
         let u = rates.utilization_in(second);
-        utilizations.push(u);
         let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
         cells.resize(max_flows, ",".into());
         text.push_str(&format!(
@@ -326,12 +338,11 @@ fn per_second_rows(
             optional_cell(rates.rtt_ratio_in(second))
         ));
     }
-    utilizations
 }
 
 /// `n` flows of policy `p` on `net`, started and stopped as the spec says, each with its
 /// objective and extra RTT from the spec; delivery rates per second.
-fn fairness_run(
+pub fn fairness_rates(
     spec: &FairnessSpec,
     net: &crate::flows::FlowNetwork,
     p: &LoadedPolicy,
@@ -385,6 +396,46 @@ fn max_min_ratio(rates: &[f64]) -> f64 {
     }
 }
 
+/// Seconds at the start of a friendliness run that its rates leave out (both flows ramp up).
+pub const FRIENDLINESS_SETTLE_S: f64 = 5.0;
+
+/// The mean delivery rates of a friendliness run's two flows (the scheme's, then Cubic's)
+/// after [`FRIENDLINESS_SETTLE_S`]; their ratio is the friendliness figure.
+pub fn friendliness_rates_of(rates: &crate::flows::FlowRates) -> (f64, f64) {
+    (
+        rates.mean_rate(0, FRIENDLINESS_SETTLE_S),
+        rates.mean_rate(1, FRIENDLINESS_SETTLE_S),
+    )
+}
+
+/// One flow of `p` (under the spec's objective, or its own) and one of `cubic`, both from
+/// the start, on `net` for the spec's duration; delivery rates per second.
+pub fn friendliness_run(
+    spec: &FriendlinessSpec,
+    net: &crate::flows::FlowNetwork,
+    p: &LoadedPolicy,
+    cubic: &LoadedPolicy,
+) -> Result<crate::flows::FlowRates, EvalError> {
+    let flow = |driver, objective| crate::flows::Flow {
+        driver,
+        objective,
+        start_s: 0.0,
+        stop_s: None,
+        extra_rtt_s: 0.0,
+    };
+    let flows = [
+        flow(p, spec.objective.unwrap_or(p.scenario().objective)),
+        flow(cubic, [1.0 / 3.0; 3]),
+    ];
+    Ok(crate::flows::run_flows(
+        net,
+        &flows,
+        spec.duration_s,
+        1.0,
+        0,
+    )?)
+}
+
 /// One flow of each policy against one Cubic flow, per buffer: friendliness.csv (mean
 /// delivery rates and their ratio after the first 5 s, with the buffer) and a figure per
 /// buffer (`friendliness.png`, or `friendliness-<k>bdp.png` with `buffers_bdp`) of the ratio
@@ -400,24 +451,8 @@ pub fn friendliness_outputs(
     for (label, net) in spec.networks() {
         let mut points: Vec<Vec<(f64, f64)>> = Vec::new();
         for p in policies {
-            let flows = [
-                crate::flows::Flow {
-                    driver: p,
-                    objective: spec.objective.unwrap_or(p.scenario().objective),
-                    start_s: 0.0,
-                    stop_s: None,
-                    extra_rtt_s: 0.0,
-                },
-                crate::flows::Flow {
-                    driver: &cubic,
-                    objective: [1.0 / 3.0; 3],
-                    start_s: 0.0,
-                    stop_s: None,
-                    extra_rtt_s: 0.0,
-                },
-            ];
-            let rates = crate::flows::run_flows(&net, &flows, spec.duration_s, 1.0, 0)?;
-            let (a, b) = (rates.mean_rate(0, 5.0), rates.mean_rate(1, 5.0));
+            let rates = friendliness_run(spec, &net, p, &cubic)?;
+            let (a, b) = friendliness_rates_of(&rates);
             text.push_str(&format!(
                 "{},{a},{b},{},{}\n",
                 p.name(),

@@ -8,6 +8,8 @@
 //!   [`mocc_eval::results::RunMetrics`].
 //! - [`compare`]: `mocc net compare`: every network of a suite in the simulator and on a real
 //!   path, side by side.
+//! - [`sharing`]: `mocc net compare`'s fairness and friendliness sections: a suite's
+//!   sharing runs in the simulator and repeated on a real path, summarized alike.
 //! - [`run`]: `mocc net run`: flows (exports over UDP, constant rates, kernel TCP) together on
 //!   a real path that follows its timeline, written as results.csv, per-flow MIs and a figure.
 //! - [`figures`]: the time series of a real-path run.
@@ -24,4 +26,5 @@ pub mod figures;
 pub mod pacing;
 pub mod path;
 pub mod run;
+pub mod sharing;
 pub mod timeline;

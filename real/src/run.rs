@@ -102,7 +102,7 @@ impl FlowRequest {
     }
 
     /// The kernel congestion control of a TCP flow (`cubic`, `bbr`, `reno`, `tcp:NAME`).
-    fn kernel_tcp(&self) -> Option<&str> {
+    pub(crate) fn kernel_tcp(&self) -> Option<&str> {
         match self.scheme.as_str() {
             "cubic" | "bbr" | "reno" => Some(self.scheme.as_str()),
             s => s.strip_prefix("tcp:"),
@@ -186,7 +186,7 @@ fn parse_link(spec: &str) -> Result<PathSpec, RunError> {
 }
 
 /// What sends a flow's data.
-enum FlowSender {
+pub(crate) enum FlowSender {
     /// UDP at the rate a driver sets.
     Controlled(Box<dyn RateDriver>),
     /// Kernel TCP with this congestion control.
@@ -194,7 +194,7 @@ enum FlowSender {
 }
 
 /// The sender of a flow: kernel TCP, a constant rate, or an export's controller.
-fn sender_for(r: &FlowRequest, start_rate: f64) -> Result<FlowSender, RunError> {
+pub(crate) fn sender_for(r: &FlowRequest, start_rate: f64) -> Result<FlowSender, RunError> {
     match r.kernel_tcp() {
         Some(cc) if r.objective.is_some() => Err(RunError::Invalid(format!(
             "--flow {}: kernel TCP ({cc}) takes no objective",
@@ -357,15 +357,47 @@ fn run_flows_in<'s>(
     senders: Vec<FlowSender>,
     duration: f64,
 ) -> Result<Vec<FlowOutcome>, RunError> {
-    let handles: Vec<_> = requests
+    let timed = requests
         .iter()
         .zip(senders)
+        .map(|(r, sender)| TimedFlow {
+            name: &r.scheme,
+            sender,
+            start_s: r.start_s,
+            length_s: duration - r.start_s,
+        })
+        .collect();
+    run_timed_flows(scope, topology, timed)
+}
+
+/// A flow of a real run: what sends, when it starts and for how long.
+pub(crate) struct TimedFlow<'a> {
+    /// The flow's name in errors.
+    pub name: &'a str,
+    /// What sends its data.
+    pub sender: FlowSender,
+    /// Seconds after the run's start it starts.
+    pub start_s: f64,
+    /// Seconds it sends for.
+    pub length_s: f64,
+}
+
+/// Starts every flow in `scope` at its start time, lets it send for its length, and waits for
+/// all of them; outcomes in the order of `flows`.
+pub(crate) fn run_timed_flows<'s>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    topology: &'s Topology,
+    flows: Vec<TimedFlow<'s>>,
+) -> Result<Vec<FlowOutcome>, RunError> {
+    let names: Vec<&str> = flows.iter().map(|f| f.name).collect();
+    let handles: Vec<_> = flows
+        .into_iter()
         .enumerate()
-        .map(|(k, (r, sender))| {
+        .map(|(k, f)| {
             scope.spawn(move || {
-                std::thread::sleep(Duration::from_secs_f64(r.start_s));
-                let length = Duration::from_secs_f64(duration - r.start_s);
-                match sender {
+                std::thread::sleep(Duration::from_secs_f64(f.start_s));
+                let length = Duration::from_secs_f64(f.length_s);
+                match f.sender {
                     FlowSender::Controlled(d) => run_controlled_flow(topology, k as u16, d, length),
                     FlowSender::Tcp(cc) => run_tcp_flow(topology, &cc, length),
                 }
@@ -378,7 +410,7 @@ fn run_flows_in<'s>(
         .map(|(k, h)| {
             h.join()
                 .map_err(|_| RunError::Panicked(format!("flow {k}")))?
-                .map_err(net_error(format!("flow {k} ({})", requests[k].scheme)))
+                .map_err(net_error(format!("flow {k} ({})", names[k])))
         })
         .collect()
 }

@@ -21,9 +21,10 @@ enum NetCommand {
     /// Run flows through a real emulated path (root; network namespaces, tbf + pfifo, nftables
     /// loss, a user-space delay line) and report them as `mocc eval` does.
     Run(RunArgs),
-    /// Every network and objective of an eval suite, the same run in the simulator and on the
-    /// real path (alone on the link from half its rate, --duration seconds), side by side
-    /// (compare.csv, compare.png; root).
+    /// An eval suite in the simulator and on the real path, side by side (root): every network
+    /// and objective alone on the link from half its rate for --duration seconds (compare.csv,
+    /// compare.png), and its fairness and friendliness sections as `mocc eval` runs them
+    /// (fairness-compare.csv, friendliness-compare.csv, sharing-compare.png).
     Compare(CompareArgs),
     /// An application on a real emulated path (root): a download, a real-time stream or an
     /// adaptive video session over QUIC (an export as s2n-quic's controller, or its cubic /
@@ -80,17 +81,20 @@ struct CompareArgs {
     /// the kernel's; repeatable).
     #[arg(long = "policy", required = true)]
     policies: Vec<String>,
-    /// Eval suite: its networks, objectives and seeds (the simulator runs once per seed; other
-    /// sections are left out).
+    /// Eval suite: its networks, objectives and seeds (the simulator runs once per seed), and
+    /// its fairness and friendliness sections (their own durations; the simulator runs once);
+    /// sweeps, time series and scenarios are left out.
     #[arg(long)]
     suite: PathBuf,
-    /// Seconds of each run, real and simulated.
+    /// Seconds of each run alone on a network, real and simulated.
     #[arg(long, default_value_t = 20.0)]
     duration: f64,
-    /// Real runs per network and objective (averaged).
+    /// Real runs per network and objective (averaged), and per fairness and friendliness case
+    /// (each its own row).
     #[arg(long, default_value_t = 1)]
     repeats: u32,
-    /// Output folder: compare.csv and compare.png.
+    /// Output folder: compare.csv and compare.png for the networks; fairness-compare.csv,
+    /// friendliness-compare.csv and sharing-compare.png for the sharing sections.
     #[arg(long)]
     out: PathBuf,
 }
@@ -206,9 +210,9 @@ fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
     check_duration(a.duration).map_err(anyhow::Error::msg)?;
     super::check_count("repeats", u64::from(a.repeats), MAX_REPEATS)?;
     let suite = mocc_eval::suite::Suite::load(&a.suite)?;
-    if suite.networks.is_empty() {
+    if suite.networks.is_empty() && suite.fairness.is_none() && suite.friendliness.is_none() {
         bail!(
-            "{}: networks: the comparison needs at least one",
+            "{}: networks, fairness or friendliness: the comparison needs at least one",
             a.suite.display()
         );
     }
@@ -219,40 +223,119 @@ fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let alone = if suite.networks.is_empty() {
+        Vec::new()
+    } else {
+        compare_alone(&a, &suite)?
+    };
+    let sharing = compare_sharing(&a, &suite)?;
+    super::print_line(serde_json::to_string(&serde_json::json!({
+        "alone": alone,
+        "sharing": sharing,
+    }))?)
+}
+
+/// A CSV file whose rows are appended (and flushed) as they are measured: a stopped
+/// comparison keeps what it measured.
+struct RowFile {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl RowFile {
+    fn create(path: PathBuf, header: &str) -> anyhow::Result<Self> {
+        let file = std::fs::File::create(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let mut rows = Self { path, file };
+        rows.append(header)?;
+        Ok(rows)
+    }
+
+    fn append(&mut self, text: &str) -> Result<(), CompareError> {
+        self.file
+            .write_all(text.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|source| CompareError::Write {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// The suite's networks, each policy alone: compare.csv, compare.png; per policy, the largest
+/// differences.
+fn compare_alone(
+    a: &CompareArgs,
+    suite: &mocc_eval::suite::Suite,
+) -> anyhow::Result<Vec<mocc_real::compare::CompareSummary>> {
     let runs = RealRuns {
         duration_s: a.duration,
         repeats: a.repeats,
     };
-    // Each row is written as it is measured: a stopped comparison keeps what it measured.
-    let csv = a.out.join("compare.csv");
-    let mut file =
-        std::fs::File::create(&csv).with_context(|| format!("cannot create {}", csv.display()))?;
-    let mut append = |text: &str| {
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.flush())
-            .map_err(|source| CompareError::Write {
-                path: csv.clone(),
-                source,
-            })
-    };
-    append(mocc_real::compare::CSV_HEADER)?;
+    let mut csv = RowFile::create(a.out.join("compare.csv"), mocc_real::compare::CSV_HEADER)?;
     let mut rows = Vec::new();
     for p in &a.policies {
         rows.extend(compare(
             p,
-            &suite,
+            suite,
             runs,
             |line| eprintln!("{line}"),
-            |row| append(&mocc_real::compare::csv_line(row)),
+            |row| csv.append(&mocc_real::compare::csv_line(row)),
         )?);
     }
     let png = a.out.join("compare.png");
     mocc_real::compare::figure(&png, &rows)?;
-    eprintln!("results: {}\nfigure: {}", csv.display(), png.display());
-    super::print_line(serde_json::to_string(&mocc_real::compare::summarize(
-        &a.policies,
-        &rows,
-    ))?)
+    eprintln!("results: {}\nfigure: {}", csv.path.display(), png.display());
+    Ok(mocc_real::compare::summarize(&a.policies, &rows))
+}
+
+/// The suite's fairness and friendliness sections: fairness-compare.csv,
+/// friendliness-compare.csv, sharing-compare.png; per policy, how the real runs shared.
+fn compare_sharing(
+    a: &CompareArgs,
+    suite: &mocc_eval::suite::Suite,
+) -> anyhow::Result<Vec<mocc_real::sharing::SharingSummary>> {
+    use mocc_real::sharing;
+    let (mut fairness, mut friendliness) = (Vec::new(), Vec::new());
+    if let Some(spec) = &suite.fairness {
+        let mut csv = RowFile::create(
+            a.out.join("fairness-compare.csv"),
+            sharing::FAIRNESS_CSV_HEADER,
+        )?;
+        for p in &a.policies {
+            fairness.extend(sharing::compare_fairness(
+                p,
+                spec,
+                a.repeats,
+                |line| eprintln!("{line}"),
+                |row| csv.append(&row.csv_line()),
+            )?);
+        }
+        eprintln!("results: {}", csv.path.display());
+    }
+    if let Some(spec) = &suite.friendliness {
+        let mut csv = RowFile::create(
+            a.out.join("friendliness-compare.csv"),
+            sharing::FRIENDLINESS_CSV_HEADER,
+        )?;
+        for p in &a.policies {
+            friendliness.extend(sharing::compare_friendliness(
+                p,
+                spec,
+                a.repeats,
+                |line| eprintln!("{line}"),
+                |row| csv.append(&row.csv_line()),
+            )?);
+        }
+        eprintln!("results: {}", csv.path.display());
+    }
+    if fairness.is_empty() && friendliness.is_empty() {
+        return Ok(Vec::new());
+    }
+    let png = a.out.join("sharing-compare.png");
+    sharing::figure(&png, &fairness, &friendliness)?;
+    eprintln!("figure: {}", png.display());
+    Ok(sharing::summarize(&a.policies, &fairness, &friendliness))
 }
 
 fn run_flows(a: RunArgs) -> anyhow::Result<()> {
