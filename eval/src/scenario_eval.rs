@@ -40,7 +40,10 @@ fn policy_on_scenario(
     match &spec.network {
         Some(n) => {
             let mut cfg = file.config().clone();
+            let trains = cfg.link.trains_above_pps;
             cfg.link = ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss).link;
+            // The file's simulation model stays: its packet trains, if any.
+            cfg.link.trains_above_pps = trains;
             policy_on_config(policy, &cfg, spec.scenario.parent())
         }
         None => policy_on_config(policy, file.config(), spec.scenario.parent()),

@@ -514,7 +514,8 @@ pub struct ScenarioRunSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seeds: Option<Vec<u64>>,
     /// A fixed bottleneck in place of the file's (its schedules, outages, traces and random
-    /// changes go too): one scenario file of senders run on several links.
+    /// changes go too; its packet trains stay): one scenario file of senders run on several
+    /// links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<SuiteNetwork>,
 }

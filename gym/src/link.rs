@@ -5,6 +5,10 @@
 //! loss with probability `1 - loss`, then is dropped if `queue_delay + 1/bw > queue/bw`, else
 //! adds `1/bw` to the queue delay, which drains at one second per second. The forward latency a
 //! packet sees is `delay + queue_delay`, read before its own `1/bw` is added.
+//!
+//! With packet trains ([`Link::with_packet_trains`]) a fast sender's simulated packet stands
+//! for `n` back-to-back packets: it adds `n/bw` to the queue delay, is dropped whole when
+//! those `n` do not fit, and its random loss is drawn once for the train.
 
 use crate::config::{OutageConfig, ScheduleEntry};
 use crate::trace::Trace;
@@ -126,10 +130,21 @@ pub struct Link {
     /// Acks reach the sender only at multiples of this interval (0: at once).
     #[serde(default, skip_serializing_if = "is_zero")]
     ack_aggregation_s: f64,
+    /// Packet trains: a sender paced above this rate (packets/s) sends trains of
+    /// `floor(rate / this)` packets (0: every packet simulated).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    trains_above_pps: f64,
+    /// The longest train: a quarter of the queue.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    max_train: u32,
 }
 
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 impl Link {
@@ -148,6 +163,33 @@ impl Link {
             drawn_outages: Vec::new(),
             jitter_s: 0.0,
             ack_aggregation_s: 0.0,
+            trains_above_pps: 0.0,
+            max_train: 0,
+        }
+    }
+
+    /// Packet trains, a cheaper model of fast links, whose MIs hold thousands of packets
+    /// (docs/fast-links.md says where it differs from the packet-level one): a sender paced
+    /// above `above_pps` sends trains of `floor(rate / above_pps)` back-to-back packets, at
+    /// most a quarter of the queue, one train every train's worth of packet intervals, and
+    /// counts each train's packets sent, acknowledged or lost. Senders below the rate, classic
+    /// senders (their windows count packets) and a trace-driven link keep simulating every
+    /// packet.
+    pub fn with_packet_trains(mut self, above_pps: f64) -> Self {
+        if matches!(self.service, Service::Fluid { .. }) && above_pps > 0.0 {
+            self.trains_above_pps = above_pps;
+            self.max_train = (self.params.queue_pkts / 4.0).floor().clamp(1.0, 1e6) as u32;
+        }
+        self
+    }
+
+    /// Packets in one train of a sender paced at `rate_pps` (1 without packet trains).
+    #[inline]
+    pub fn train_for(&self, rate_pps: f64) -> u32 {
+        if self.trains_above_pps > 0.0 && rate_pps > self.trains_above_pps {
+            ((rate_pps / self.trains_above_pps).floor() as u32).clamp(1, self.max_train)
+        } else {
+            1
         }
     }
 
@@ -399,6 +441,13 @@ impl Link {
     /// Hands a packet to the forward link at time `t`.
     #[inline]
     pub fn enter<R: Rng>(&mut self, t: f64, rng: &mut R) -> Admission {
+        self.enter_train(t, 1, rng)
+    }
+
+    /// Hands a train of `packets` back-to-back packets to the forward link at time `t` (one
+    /// packet of the trace service, whatever `packets`).
+    #[inline]
+    pub fn enter_train<R: Rng>(&mut self, t: f64, packets: u32, rng: &mut R) -> Admission {
         self.sync(t);
         let delay = self.params.delay_s;
         let down = self.outages.is_some() && self.is_down(t);
@@ -417,7 +466,7 @@ impl Link {
                 } else {
                     *queue_delay_s = current;
                     *updated_s = t;
-                    let extra = 1.0 / self.params.bandwidth_pps;
+                    let extra = f64::from(packets) / self.params.bandwidth_pps;
                     if extra + current > self.params.queue_pkts / self.params.bandwidth_pps {
                         true
                     } else {

@@ -166,6 +166,9 @@ impl Scenario {
         if let Some(t) = &self.trace {
             link = link.with_trace(t.clone());
         }
+        if let Some(above) = l.trains_above_pps {
+            link = link.with_packet_trains(above);
+        }
         link
     }
 

@@ -147,20 +147,38 @@ impl MiCounters {
     /// A packet was sent.
     #[inline]
     pub fn on_sent(&mut self) {
-        self.sent += 1;
+        self.on_sent_train(1);
     }
 
     /// A packet was acknowledged after `rtt_s`.
     #[inline]
     pub fn on_acked(&mut self, rtt_s: f64) {
-        self.acked += 1;
-        self.rtt_samples.push(rtt_s);
+        self.on_acked_train(rtt_s, 1);
     }
 
     /// A packet was detected lost.
     #[inline]
     pub fn on_lost(&mut self) {
-        self.lost += 1;
+        self.on_lost_train(1);
+    }
+
+    /// A train of `packets` back-to-back packets was sent (the simulator's packet trains).
+    #[inline]
+    pub fn on_sent_train(&mut self, packets: u32) {
+        self.sent += u64::from(packets);
+    }
+
+    /// A train of `packets` was acknowledged after `rtt_s`: one RTT sample for the train.
+    #[inline]
+    pub fn on_acked_train(&mut self, rtt_s: f64, packets: u32) {
+        self.acked += u64::from(packets);
+        self.rtt_samples.push(rtt_s);
+    }
+
+    /// A train of `packets` was detected lost.
+    #[inline]
+    pub fn on_lost_train(&mut self, packets: u32) {
+        self.lost += u64::from(packets);
     }
 
     /// Closes the MI at `now` and starts the next one there. Every time field of the result is

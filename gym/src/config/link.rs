@@ -88,6 +88,12 @@ pub struct LinkConfig {
     /// drawn per episode.
     #[serde(default = "zero_range", skip_serializing_if = "is_zero_range")]
     pub ack_aggregation_s: Range,
+    /// Packet trains, a cheaper model of fast links: a learned or constant-rate sender paced
+    /// above this rate (packets/s) sends trains of `floor(rate / this)` back-to-back packets
+    /// (at most a quarter of the queue), each simulated as one packet. Classic senders and
+    /// trace-driven links simulate every packet. Absent: every packet is simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trains_above_pps: Option<f64>,
 }
 
 /// Random changes of the path during an episode, as at LEO handovers: every `every_s` seconds
@@ -118,6 +124,10 @@ pub struct PathChangesConfig {
     #[serde(default = "default_changes_horizon")]
     pub horizon_s: f64,
 }
+
+/// The lowest `trains_above_pps`: a train model of slower links saves little and coarsens
+/// what the MIs see.
+pub const MIN_TRAIN_PPS: f64 = 1000.0;
 
 fn default_changes_horizon() -> f64 {
     600.0
@@ -187,6 +197,7 @@ impl Default for LinkConfig {
             changes: None,
             jitter_s: zero_range(),
             ack_aggregation_s: zero_range(),
+            trains_above_pps: None,
         }
     }
 }
@@ -221,6 +232,14 @@ impl LinkConfig {
                 return Err(ScenarioError::invalid(
                     "link.changes",
                     "cannot be combined with link.schedule or link.trace",
+                ));
+            }
+        }
+        if let Some(above) = self.trains_above_pps {
+            if !(above.is_finite() && above >= MIN_TRAIN_PPS) {
+                return Err(ScenarioError::invalid(
+                    "link.trains_above_pps",
+                    format!("must be at least {MIN_TRAIN_PPS} packets/s (got {above})"),
                 ));
             }
         }

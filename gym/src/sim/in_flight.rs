@@ -9,6 +9,17 @@ pub(super) struct InFlight {
     pub(super) arrival_s: f64,
     pub(super) rtt_s: f64,
     pub(super) lost: bool,
+    /// Packets of the train this entry stands for (1 without packet trains).
+    #[serde(default = "one_packet", skip_serializing_if = "is_one_packet")]
+    pub(super) packets: u32,
+}
+
+fn one_packet() -> u32 {
+    1
+}
+
+fn is_one_packet(n: &u32) -> bool {
+    *n == 1
 }
 
 /// What a classic controller needs to know about a packet in flight, kept beside `InFlight`

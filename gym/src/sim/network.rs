@@ -18,7 +18,7 @@ const PENDING_ARRIVALS_LIMIT: usize = 4096;
 pub struct SimCounters {
     /// Events processed (sends, receiver arrivals, ack/loss arrivals).
     pub events: u64,
-    /// Packets sent.
+    /// Packets sent (with packet trains, each train's packets).
     pub packets: u64,
 }
 
@@ -136,16 +136,21 @@ impl Network {
                 return;
             }
         }
-        sender.mi.on_sent();
-        sender.totals.sent += 1;
-        sender.next_send_s = t + 1.0 / sender.rate_pps;
+        let train = if sender.cc.is_some() {
+            1
+        } else {
+            self.link.train_for(sender.rate_pps)
+        };
+        sender.mi.on_sent_train(train);
+        sender.totals.sent += u64::from(train);
+        sender.next_send_s = t + f64::from(train) / sender.rate_pps;
         sender.last_send_s = t;
         let meta = sender.cc.is_some().then_some(PacketMeta {
             sent_s: t,
             delivered_at_send: sender.delivered,
             delivered_time_at_send_s: sender.delivered_time_s,
         });
-        let adm = self.link.enter(t, rng);
+        let adm = self.link.enter_train(t, train, rng);
         let at_receiver = t + adm.latency_s;
         let back = self.link.return_latency(at_receiver, rng) + self.senders[i].extra_rtt_s;
         let (arrival_s, rtt_s) = self
@@ -163,10 +168,11 @@ impl Network {
                 arrival_s,
                 rtt_s,
                 lost: adm.dropped,
+                packets: train,
             },
             meta,
         );
-        self.counters.packets += 1;
+        self.counters.packets += u64::from(train);
     }
 
     /// Processes events while the time is before `end_s` (the event crossing `end_s` is

@@ -241,16 +241,17 @@ impl Sender {
         skipped
     }
 
+    /// The news of the oldest packet (or packet train) in flight: acknowledged or lost.
     pub(super) fn on_ack(&mut self, now: f64) {
         let Some(p) = self.inflight.pop_front() else {
             return;
         };
         if p.lost {
-            self.mi.on_lost();
-            self.totals.lost += 1;
+            self.mi.on_lost_train(p.packets);
+            self.totals.lost += u64::from(p.packets);
         } else {
-            self.mi.on_acked(p.rtt_s);
-            self.totals.acked += 1;
+            self.mi.on_acked_train(p.rtt_s, p.packets);
+            self.totals.acked += u64::from(p.packets);
         }
         if self.cc.is_some() {
             if let Some(m) = self.meta.pop_front() {
