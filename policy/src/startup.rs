@@ -19,12 +19,14 @@
 //!   not end it, as a maximum above the link would hand the agent more than the path carries.
 //!
 //! The agent's rate is then the highest delivery rate the startup measured (BBR's bottleneck
-//! bandwidth estimate), never above the rate it paced at. First, when the growth paced above
-//! that rate (it built a queue of its own) and the last MI's RTT is not
-//! already within `drained_latency_ratio` of the lowest, the startup drains (BBR's Drain): it
-//! paces at `drain_rate_fraction` of that rate until an MI's RTT is back within
-//! `drained_latency_ratio` of the lowest, or for at most `max_drain_mis` MIs. Drain MIs are
-//! not base-RTT probes: the mode switch does not judge them. The agent decides after the last.
+//! bandwidth estimate), never above the rate it paced at. First, when the last MI sent faster
+//! than that rate and the newer half of its RTT samples is above `drained_latency_ratio` times
+//! the lowest (a queue, and the startup's own), the startup drains (BBR's Drain): it paces at
+//! `drain_rate_fraction` of that rate until an MI's RTT is back within
+//! `drained_latency_ratio` of the lowest, or for at most `max_drain_mis` MIs. An
+//! application-limited sender, whose pacing rate grew while it sent what it had, drains
+//! nothing. Drain MIs are not base-RTT probes: the mode switch does not judge them. The agent
+//! decides after the last.
 //!
 //! A connection that meets a busy path skips the startup (`skip_busy_path`, `BusyPath`): when a
 //! warm-up MI, or the first startup MI (still paced at the start rate), already shows a queue
@@ -324,7 +326,8 @@ impl StartupState {
             return StartupStep::Exit(rate_pps, why);
         }
         self.settled_pps = self.best_delivered_pps.min(rate_pps);
-        if startup.max_drain_mis == 0 || !self.overshot(rate_pps) || self.is_drained(startup, mi) {
+        let own_queue = self.overshot(mi) && self.queue_shows(startup, mi);
+        if startup.max_drain_mis == 0 || !own_queue {
             self.running = false;
             return StartupStep::Exit(self.settled_pps, why);
         }
@@ -338,11 +341,18 @@ impl StartupState {
         StartupStep::Exit(rate_pps, StartupExit::BusyPath)
     }
 
-    /// Whether the growth paced above what the path delivered, so that the queue at the exit
-    /// is (also) the startup's own and is worth draining; a startup that sent no faster than
-    /// the path delivered built none.
-    fn overshot(&self, rate_pps: f64) -> bool {
-        rate_pps > self.best_delivered_pps
+    /// Whether the exit MI sent faster than the path delivered, so that the queue at the exit
+    /// is (also) the startup's own. A startup that sent no faster than the path delivered
+    /// built none; nor did an application-limited sender whose pacing rate grew while it sent
+    /// what it had.
+    fn overshot(&self, mi: &MonitorInterval) -> bool {
+        sending_rate_pps(mi).is_some_and(|sent| sent > self.best_delivered_pps)
+    }
+
+    /// Whether the newer half of `mi`'s RTT samples (its mean with fewer than two) is above
+    /// `drained_latency_ratio` times the lowest: a queue to drain.
+    fn queue_shows(&self, startup: &Startup, mi: &MonitorInterval) -> bool {
+        newest_latency_s(mi) > startup.drained_latency_ratio * self.min_rtt_s
     }
 
     /// Whether `mi`'s RTT is within `drained_latency_ratio` of the startup's lowest: no queue
@@ -383,12 +393,7 @@ impl StartupState {
     /// newest samples tell a queue half an MI sooner than the mean, and during the growth
     /// every half MI doubles what the queue gains.
     fn queued(&self, startup: &Startup, mi: &MonitorInterval) -> bool {
-        let newest = if mi.rtt.count >= 2 {
-            mi.rtt.second_half_mean_s
-        } else {
-            mi.avg_latency_s()
-        };
-        self.min_rtt_s > 0.0 && newest > startup.exit_latency_ratio * self.min_rtt_s
+        self.min_rtt_s > 0.0 && newest_latency_s(mi) > startup.exit_latency_ratio * self.min_rtt_s
     }
 
     fn note_rtt(&mut self, rtt: f64) {
@@ -434,6 +439,25 @@ impl StartupState {
         } else {
             None
         }
+    }
+}
+
+/// The rate an MI's packets left at, counted as [`delivery_rate_pps`] counts acknowledgements
+/// (n packets over the MI span n - 1 gaps), so that a sender whose every packet is delivered
+/// sends and delivers at the same rate. None with fewer than two.
+fn sending_rate_pps(mi: &MonitorInterval) -> Option<f64> {
+    let sent = mi.bytes_sent / BYTES_PER_PACKET;
+    let span = mi.send_dur_s();
+    (sent >= 2.0 && span > 0.0).then(|| (sent - 1.0) / span)
+}
+
+/// The mean of the newer half of `mi`'s RTT samples (its mean with fewer than two): what the
+/// path's queue is at the MI's end, as near as its samples tell.
+fn newest_latency_s(mi: &MonitorInterval) -> f64 {
+    if mi.rtt.count >= 2 {
+        mi.rtt.second_half_mean_s
+    } else {
+        mi.avg_latency_s()
     }
 }
 
@@ -644,13 +668,13 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(!st.running());
-        // A plateau whose last MI saw 1.12 x the lowest RTT (a queue, below the exit's 1.15)
-        // after pacing at 1,000 where 125 came through drains at 0.75 x 125 first.
+        // A plateau whose last MI sent 1,000 pkt/s where 125 came through drains at 0.75 x
+        // 125 first: the queue is the startup's own.
         let mut st = StartupState::begin(Some(&s));
         st.on_mi(&s, &mi(11.0, 11.0, 0.0, 0.1, 0.05), 100.0, 1e5);
         let mut last = StartupStep::Pace(0.0);
         for acked in [13.0, 13.4, 13.5] {
-            last = st.on_mi(&s, &mi(acked, acked, 0.0, 0.1, 0.056), 1000.0, 1e5);
+            last = st.on_mi(&s, &mi(100.0, acked, 0.0, 0.1, 0.056), 1000.0, 1e5);
         }
         match last {
             StartupStep::Pace(r) => assert!((r - 93.75).abs() < 1e-9, "{r}"),
@@ -667,10 +691,20 @@ mod tests {
         // 5% loss goes on; 30% ends the growth.
         st.on_mi(&s, &mi(20.0, 19.0, 1.0, 0.1, 0.05), 200.0, 1e5);
         assert_eq!(st.exit(), None);
-        // Loss without a queue: the agent gets the best delivery rate (27 / 0.1 s), no drain.
+        // Loss without a queue in the RTT: the agent gets the best delivery rate (27 / 0.1 s),
+        // no drain.
         assert_eq!(
             st.on_mi(&s, &mi(40.0, 28.0, 12.0, 0.1, 0.05), 283.0, 1e5),
             StartupStep::Exit(270.0, StartupExit::Loss)
+        );
+        assert_eq!(st.exit(), Some(StartupExit::Loss));
+        // With a queue showing, heavy loss after sending 390 pkt/s where 270 came through
+        // drains at 0.75 x 270 first.
+        let mut st = StartupState::begin(Some(&s));
+        st.on_mi(&s, &mi(20.0, 19.0, 1.0, 0.1, 0.05), 200.0, 1e5);
+        assert_eq!(
+            st.on_mi(&s, &mi(40.0, 28.0, 12.0, 0.1, 0.056), 283.0, 1e5),
+            StartupStep::Pace(202.5)
         );
         assert_eq!(st.exit(), Some(StartupExit::Loss));
         // At the maximum the rate stays until the delivery rate is flat for the plateau MIs;

@@ -112,6 +112,15 @@ impl congestion_controller::Endpoint for LearnedEndpoint {
 
 /// How long feedback on a packet takes at most, usually: the smoothed RTT and the peer's
 /// maximum ACK delay.
+/// The path's one-way delay as far as the estimator knows it: half the smoothed RTT once it
+/// has a sample, 0 (unknown) before.
+fn one_way_delay_estimate_s(rtt: &RttEstimator) -> f64 {
+    match rtt.first_rtt_sample() {
+        Some(_) => rtt.smoothed_rtt().as_secs_f64() / 2.0,
+        None => 0.0,
+    }
+}
+
 fn feedback_delay_s(rtt: &RttEstimator) -> f64 {
     (rtt.smoothed_rtt() + rtt.max_ack_delay()).as_secs_f64()
 }
@@ -179,8 +188,11 @@ impl CongestionController for LearnedController {
         }
         let now = self.seconds(time_sent);
         self.feedback_delay_s = feedback_delay_s(rtt);
-        // The first packet starts the connection (later calls do nothing).
-        self.rate.start(now, rtt.smoothed_rtt().as_secs_f64() / 2.0);
+        // The first packet starts the connection (later calls do nothing). Before the path's
+        // first RTT sample the estimator holds QUIC's initial 333 ms, which would size the
+        // warm-up MIs at half a second each: then the delay is unknown, and the MIs are sized
+        // by their packet floor until one has RTT samples.
+        self.rate.start(now, one_way_delay_estimate_s(rtt));
         self.bytes_in_flight = self.bytes_in_flight.saturating_add(sent_bytes as u32);
         self.rate.on_sent(now, sent_bytes);
     }

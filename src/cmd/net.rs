@@ -296,38 +296,29 @@ fn compare_sharing(
     suite: &mocc_eval::suite::Suite,
 ) -> anyhow::Result<Vec<mocc_real::sharing::SharingSummary>> {
     use mocc_real::sharing;
-    let (mut fairness, mut friendliness) = (Vec::new(), Vec::new());
+    let mut fairness = Vec::new();
     if let Some(spec) = &suite.fairness {
-        let mut csv = RowFile::create(
-            a.out.join("fairness-compare.csv"),
+        fairness = section_rows(
+            a,
+            "fairness-compare.csv",
             sharing::FAIRNESS_CSV_HEADER,
+            sharing::FairnessRow::csv_line,
+            |p, on_row| {
+                sharing::compare_fairness(p, spec, a.repeats, |l| eprintln!("{l}"), on_row)
+            },
         )?;
-        for p in &a.policies {
-            fairness.extend(sharing::compare_fairness(
-                p,
-                spec,
-                a.repeats,
-                |line| eprintln!("{line}"),
-                |row| csv.append(&row.csv_line()),
-            )?);
-        }
-        eprintln!("results: {}", csv.path.display());
     }
+    let mut friendliness = Vec::new();
     if let Some(spec) = &suite.friendliness {
-        let mut csv = RowFile::create(
-            a.out.join("friendliness-compare.csv"),
+        friendliness = section_rows(
+            a,
+            "friendliness-compare.csv",
             sharing::FRIENDLINESS_CSV_HEADER,
+            sharing::FriendlinessRow::csv_line,
+            |p, on_row| {
+                sharing::compare_friendliness(p, spec, a.repeats, |l| eprintln!("{l}"), on_row)
+            },
         )?;
-        for p in &a.policies {
-            friendliness.extend(sharing::compare_friendliness(
-                p,
-                spec,
-                a.repeats,
-                |line| eprintln!("{line}"),
-                |row| csv.append(&row.csv_line()),
-            )?);
-        }
-        eprintln!("results: {}", csv.path.display());
     }
     if fairness.is_empty() && friendliness.is_empty() {
         return Ok(Vec::new());
@@ -336,6 +327,27 @@ fn compare_sharing(
     sharing::figure(&png, &fairness, &friendliness)?;
     eprintln!("figure: {}", png.display());
     Ok(sharing::summarize(&a.policies, &fairness, &friendliness))
+}
+
+/// One sharing section for every policy: `compare_one(policy, on_row)` measures a policy's
+/// rows, each appended to `file` (under `header`) as it comes.
+fn section_rows<R>(
+    a: &CompareArgs,
+    file: &str,
+    header: &str,
+    line: impl Fn(&R) -> String,
+    mut compare_one: impl FnMut(
+        &str,
+        &mut dyn FnMut(&R) -> Result<(), CompareError>,
+    ) -> Result<Vec<R>, CompareError>,
+) -> anyhow::Result<Vec<R>> {
+    let mut csv = RowFile::create(a.out.join(file), header)?;
+    let mut rows = Vec::new();
+    for p in &a.policies {
+        rows.extend(compare_one(p, &mut |row| csv.append(&line(row)))?);
+    }
+    eprintln!("results: {}", csv.path.display());
+    Ok(rows)
 }
 
 fn run_flows(a: RunArgs) -> anyhow::Result<()> {
