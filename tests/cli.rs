@@ -975,14 +975,15 @@ fn eval_draws_sweeps_fairness_friendliness_and_time_series() {
     assert!(jain
         .iter()
         .all(|&(n, j)| j >= 1.0 / n as f64 - 1e-9 && j <= 1.0 + 1e-9));
-    // The learned flows' RTT samples reach the rtt_ratio column (the last) every second: at
-    // least the base RTT, at most a full 50-packet queue at 300 pkt/s over 40 ms (5.2).
+    // The learned flows' RTT samples reach the rtt_ratio column (before the run's) every
+    // second: at least the base RTT, at most a full 50-packet queue at 300 pkt/s over 40 ms
+    // (5.2).
     for line in fairness
         .lines()
         .skip(1)
         .filter(|l| l.starts_with("checkpoints/mocc-omega36,"))
     {
-        let rtt_ratio: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        let rtt_ratio: f64 = line.rsplit(',').nth(1).unwrap().parse().unwrap();
         assert!((1.0 - 1e-9..5.25).contains(&rtt_ratio), "{line}");
     }
     let friendly = std::fs::read_to_string(out.join("friendliness.csv")).unwrap();
@@ -1201,7 +1202,8 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
         ) + "\
          fairness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}\n  \
          networks: [{bw_pps: 600, delay_s: 0.01, queue_pkts: 30}]\n  flows: [2, 3]\n  \
-         stagger_s: 2\n  duration_s: 10\n  extra_rtt_s: [0, 0.05]\n\
+         stagger_s: 2\n  duration_s: 10\n  extra_rtt_s: [0, 0.05]\n  runs: 2\n  \
+         start_jitter_s: 0.1\n\
          friendliness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 50}\n  \
          buffers_bdp: [1, 4]\n  duration_s: 10\n",
     )
@@ -1219,7 +1221,7 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
     }
     let fairness = std::fs::read_to_string(out.join("fairness.csv")).unwrap();
     assert!(fairness.starts_with(
-        "policy,flows,second,jain_index,utilization,network,rate_1_pps,rate_2_pps,rate_3_pps,rtt_ratio\n"
+        "policy,flows,second,jain_index,utilization,network,rate_1_pps,rate_2_pps,rate_3_pps,rtt_ratio,run\n"
     ));
     for line in fairness.lines().skip(1) {
         let cells: Vec<&str> = line.split(',').collect();
@@ -1239,29 +1241,34 @@ fn eval_runs_scenarios_fairness_variants_and_friendliness_buffers() {
             (rates.iter().sum::<f64>() / bw - utilization).abs() < 1e-9,
             "{line}"
         );
-        let last = cells.len() - 1;
+        let rtt_column = cells.len() - 2;
         assert!(
-            cells[6 + flows..last].iter().all(|c| c.is_empty()),
+            cells[6 + flows..rtt_column].iter().all(|c| c.is_empty()),
             "{line}"
         );
         // RTT over the flows' base RTTs (40 and 90 ms on bw300, 20 and 70 ms on bw600, with
         // the second flow's extra 50 ms): at least 1, and a full queue adds at most 50/300 s
         // to 40 ms (ratio 5.2) or 30/600 s to 20 ms (3.5).
-        let rtt_ratio: f64 = cells[last].parse().unwrap();
+        let rtt_ratio: f64 = cells[rtt_column].parse().unwrap();
         assert!((1.0 - 1e-9..6.0).contains(&rtt_ratio), "{line}");
+        assert!(["0", "1"].contains(&cells[rtt_column + 1]), "{line}");
     }
     let summary = std::fs::read_to_string(out.join("fairness-summary.csv")).unwrap();
-    // 2 policies x 2 networks x 2 flow counts.
-    assert_eq!(summary.lines().count(), 1 + 8, "{summary}");
+    // 2 policies x 2 networks x 2 flow counts x 2 runs (the second with jittered starts).
+    assert_eq!(summary.lines().count(), 1 + 16, "{summary}");
     assert!(summary
         .lines()
         .next()
         .unwrap()
-        .ends_with(",max_min_rate_ratio,rtt_ratio"));
+        .ends_with(",max_min_rate_ratio,rtt_ratio,run"));
+    let mut runs = Vec::new();
     for line in summary.lines().skip(1) {
-        let rtt_ratio: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        let mut cells = line.rsplit(',');
+        runs.push(cells.next().unwrap().to_string());
+        let rtt_ratio: f64 = cells.next().unwrap().parse().unwrap();
         assert!((1.0 - 1e-9..6.0).contains(&rtt_ratio), "{line}");
     }
+    assert_eq!(runs.iter().filter(|r| *r == "1").count(), 8, "{summary}");
     let friendly = std::fs::read_to_string(out.join("friendliness.csv")).unwrap();
     let queues: Vec<&str> = friendly
         .lines()

@@ -337,8 +337,9 @@ fn a_scenario_schedule_changes_the_real_path_during_the_run() {
 }
 
 /// A suite's fairness and friendliness sections on both sides: two constant 100 pkt/s flows
-/// on a 300 pkt/s link share it evenly at 2/3 utilization in the simulator and on the real
-/// path alike; beside kernel Cubic a constant flow keeps its rate; each real run is a row.
+/// on a 300 pkt/s link share it evenly at 2/3 utilization in the simulator (two runs, the
+/// second with a jittered start) and on the real path alike; beside kernel Cubic a constant
+/// flow keeps its rate; each simulated and real run is a row.
 #[test]
 fn compare_runs_a_suites_sharing_sections_on_both_sides() {
     let _serial = serial();
@@ -350,7 +351,7 @@ fn compare_runs_a_suites_sharing_sections_on_both_sides() {
     std::fs::write(
         &suite,
         "fairness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 30}\n  flows: [2]\n\
-         \x20 stagger_s: 1\n  duration_s: 5\n\
+         \x20 stagger_s: 1\n  duration_s: 5\n  runs: 2\n  start_jitter_s: 0.1\n\
          friendliness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 12}\n\
          \x20 buffers_bdp: [4]\n  duration_s: 8\n",
     )
@@ -373,6 +374,7 @@ fn compare_runs_a_suites_sharing_sections_on_both_sides() {
         let s = &j["sharing"][0];
         assert_eq!(s["fairness_cases"], 1, "{j}");
         assert_eq!(s["fairness_cases_all_real_runs_at_least_0_9"], 1, "{j}");
+        assert_eq!(s["fairness_cases_all_sim_runs_at_least_0_9"], 1, "{j}");
         ensure!(s["max_abs_jain_diff"].as_f64().unwrap() < 0.01, "{j}");
         // 100 pkt/s beside Cubic on a 4-BDP buffer: Cubic takes the other ~200.
         let real = s["friendliness"][0][2].as_array().unwrap();
@@ -383,13 +385,14 @@ fn compare_runs_a_suites_sharing_sections_on_both_sides() {
         }
         Ok(())
     });
-    // One simulator row and two real rows per case, each at two thirds of the link.
+    // Two simulator rows and two real rows per case, each at two thirds of the link.
     let csv = std::fs::read_to_string(out_dir.join("fairness-compare.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
-    assert_eq!(rows.len(), 3, "{csv}");
-    for (row, side) in rows.iter().zip(["sim", "real", "real"]) {
+    assert_eq!(rows.len(), 4, "{csv}");
+    let sides = [("sim", "0"), ("sim", "1"), ("real", "1"), ("real", "2")];
+    for (row, (side, run)) in rows.iter().zip(sides) {
         let cells: Vec<&str> = row.split(',').collect();
-        assert_eq!(cells[3], side, "{csv}");
+        assert_eq!((cells[3], cells[4]), (side, run), "{csv}");
         let utilization: f64 = cells[6].parse().unwrap();
         assert!((utilization - 2.0 / 3.0).abs() < 0.02, "{csv}");
     }

@@ -87,11 +87,12 @@ fn fairness_panels(runs: &FairnessRuns, max_flows: usize) -> (Vec<Panel>, Legend
     (panels, legend)
 }
 
-/// Runs the fairness experiment for every policy and network: fairness.csv (per second once
-/// all flows run: Jain's index, the flows' total delivery over the capacity, each flow's
-/// delivery rate), fairness-summary.csv (per run: median Jain's index, utilization, the ratio
-/// of the fastest flow's mean rate to the slowest's) and fairness.png (the CDF of Jain's index
-/// per policy, one panel per flow count and network).
+/// Runs the fairness experiment for every policy and network, each case `spec.runs` times:
+/// fairness.csv (per second once all flows run: Jain's index, the flows' total delivery over
+/// the capacity, each flow's delivery rate), fairness-summary.csv (per run: median Jain's
+/// index, utilization, the ratio of the fastest flow's mean rate to the slowest's) and
+/// fairness.png (the CDF of Jain's index per policy over the seconds of every run, one panel
+/// per flow count and network).
 pub fn fairness_outputs(
     dir: &Path,
     spec: &FairnessSpec,
@@ -100,7 +101,7 @@ pub fn fairness_outputs(
     let max_flows = spec.flows.iter().copied().max().unwrap_or(0);
     let rate_columns: Vec<String> = (1..=max_flows).map(|k| format!(",rate_{k}_pps")).collect();
     let mut text = format!(
-        "policy,flows,second,jain_index,utilization,network{},rtt_ratio\n",
+        "policy,flows,second,jain_index,utilization,network{},rtt_ratio,run\n",
         rate_columns.concat()
     );
     let mut summaries = Vec::new();
@@ -110,18 +111,22 @@ pub fn fairness_outputs(
     for p in policies {
         for net in &networks {
             for &n in &spec.flows {
-                let rates = fairness_rates(spec, net, p, n)?;
-                let jain = rates.jain_per_window();
-                per_second_rows(&mut text, p.name(), net, &rates, &jain, max_flows);
-                summaries.push(FairnessSummary::of(p.name(), &net.label(), &rates));
                 let label = if networks.len() > 1 {
                     format!("{n} flows, {}", net.label())
                 } else {
                     format!("{n} flows")
                 };
-                let seconds = operating_points(&rates);
+                let (mut jains, mut seconds) = (Vec::new(), Vec::new());
+                for run in 0..spec.runs {
+                    let rates = fairness_rates(spec, net, p, n, run)?;
+                    let jain = rates.jain_per_window();
+                    per_second_rows(&mut text, p.name(), net, &rates, &jain, max_flows, run);
+                    summaries.push(FairnessSummary::of(p.name(), &net.label(), &rates).in_run(run));
+                    seconds.extend(operating_points(&rates));
+                    jains.extend(jain);
+                }
                 points.push((p.name().to_string(), label.clone(), seconds));
-                runs.push((p.name().to_string(), label, jain));
+                runs.push((p.name().to_string(), label, jains));
             }
         }
     }
@@ -183,6 +188,8 @@ pub struct FairnessSummary {
     pub max_min_rate_ratio: f64,
     /// Mean RTT over the base RTT (None without samples).
     pub rtt_ratio: Option<f64>,
+    /// Which run of the case (0: the schedule as written; see `FairnessSpec::runs`).
+    pub run: u32,
 }
 
 impl FairnessSummary {
@@ -205,25 +212,32 @@ impl FairnessSummary {
             utilization: mean(&utilizations),
             max_min_rate_ratio: max_min_ratio(&means),
             rtt_ratio: rates.rtt_ratio_coexisting(),
+            run: 0,
         }
+    }
+
+    /// The same summary, of run `run` of its case.
+    pub fn in_run(self, run: u32) -> Self {
+        Self { run, ..self }
     }
 }
 
 /// fairness-summary.csv's text.
 fn fairness_summary_csv(rows: &[FairnessSummary]) -> String {
     let mut text = String::from(
-        "policy,network,flows,median_jain_index,utilization,max_min_rate_ratio,rtt_ratio\n",
+        "policy,network,flows,median_jain_index,utilization,max_min_rate_ratio,rtt_ratio,run\n",
     );
     for r in rows {
         text.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{}\n",
             r.policy,
             r.network,
             r.flows,
             r.median_jain_index,
             r.utilization,
             r.max_min_rate_ratio,
-            optional_cell(r.rtt_ratio)
+            optional_cell(r.rtt_ratio),
+            r.run
         ));
     }
     text
@@ -235,9 +249,18 @@ fn schedule_text(spec: &FairnessSpec) -> String {
         Some(w) => format!("started evenly within {w} s"),
         None => format!("started {} s apart", spec.stagger_s),
     };
-    match spec.flow_duration_s {
+    let starts = match spec.flow_duration_s {
         Some(d) => format!("{starts}, {d} s each"),
         None => starts,
+    };
+    if spec.runs > 1 {
+        format!(
+            "{starts}; {} runs, later starts moved up to {} ms",
+            spec.runs,
+            1000.0 * spec.start_jitter_s
+        )
+    } else {
+        starts
     }
 }
 
@@ -314,9 +337,8 @@ fn operating_point_panels(points: &OperatingPoints) -> (Vec<Panel>, Legend) {
 /// Points on each ellipse's outline.
 const ELLIPSE_POINTS: usize = 72;
 
-/// Appends fairness.csv's rows of one run (`n` flows of `policy` on `net`), one per second
-/// once all flows run (`jain` holds their Jain's indices), and returns each second's
-/// utilization.
+/// Appends fairness.csv's rows of run `run` of a case (`n` flows of `policy` on `net`), one
+/// per second once all flows run (`jain` holds their Jain's indices).
 fn per_second_rows(
     text: &mut String,
     policy: &str,
@@ -324,6 +346,7 @@ fn per_second_rows(
     rates: &crate::flows::FlowRates,
     jain: &[f64],
     max_flows: usize,
+    run: u32,
 ) {
     let n = rates.rates.len();
     for (second, j) in rates.coexisting_windows().zip(jain) {
@@ -332,7 +355,7 @@ fn per_second_rows(
         let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
         cells.resize(max_flows, ",".into());
         text.push_str(&format!(
-            "{policy},{n},{second},{j},{u},{}{},{}\n",
+            "{policy},{n},{second},{j},{u},{}{},{},{run}\n",
             net.label(),
             cells.concat(),
             optional_cell(rates.rtt_ratio_in(second))
@@ -340,20 +363,21 @@ fn per_second_rows(
     }
 }
 
-/// `n` flows of policy `p` on `net`, started and stopped as the spec says, each with its
-/// objective and extra RTT from the spec; delivery rates per second.
+/// `n` flows of policy `p` on `net`, started and stopped as the spec says for run `run`, each
+/// with its objective and extra RTT from the spec; delivery rates per second.
 pub fn fairness_rates(
     spec: &FairnessSpec,
     net: &crate::flows::FlowNetwork,
     p: &LoadedPolicy,
     n: usize,
+    run: u32,
 ) -> Result<crate::flows::FlowRates, EvalError> {
     let flows: Vec<crate::flows::Flow<'_>> = (0..n)
         .map(|k| crate::flows::Flow {
             driver: p,
             objective: spec.objective_of(k, p.scenario().objective),
-            start_s: spec.start_of(k, n),
-            stop_s: spec.stop_of(k, n),
+            start_s: spec.start_in_run(k, n, run),
+            stop_s: spec.stop_in_run(k, n, run),
             extra_rtt_s: spec.extra_rtt_of(k),
         })
         .collect();

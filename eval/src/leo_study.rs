@@ -107,6 +107,8 @@ impl LeoStudy {
                 duration_s: 250.0,
                 objectives: None,
                 extra_rtt_s: Vec::new(),
+                runs: 1,
+                start_jitter_s: 0.0,
             },
             seeds: vec![0, 1, 2],
         }
@@ -877,6 +879,7 @@ mod tests {
                 utilization: 0.93,
                 max_min_rate_ratio: 1.1,
                 rtt_ratio: Some(1.2),
+                run: 0,
             },
             FairnessSummary {
                 policy: "copa".into(),
@@ -886,6 +889,7 @@ mod tests {
                 utilization: 0.99,
                 max_min_rate_ratio: 1.0,
                 rtt_ratio: Some(1.05),
+                run: 0,
             },
         ];
         let v = verdicts(&LeoStudy::standard(), &rows, &flows, |p| p != "mocc");

@@ -329,7 +329,41 @@ pub struct FairnessSpec {
     /// flows with different base RTTs. Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_rtt_s: Vec<f64>,
+    /// Runs of each case (default 1): run 0 starts the flows as scheduled; each later run
+    /// moves every flow's start but the first by its own draw from
+    /// [-`start_jitter_s`, +`start_jitter_s`] (seeded by the run and the flow). Where flows
+    /// share a link, the outcome can hinge on start times a few milliseconds apart (a real
+    /// path's timers never repeat them); the runs show the spread a single run hides.
+    #[serde(default = "one_run", skip_serializing_if = "is_one_run")]
+    pub runs: u32,
+    /// How far a later run moves each flow's start (s; default 0, required > 0 with `runs`
+    /// above 1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_jitter_s: f64,
 }
+
+fn one_run() -> u32 {
+    1
+}
+
+fn is_one_run(runs: &u32) -> bool {
+    *runs == 1
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// A draw in [0, 1) for (`run`, `flow`): ChaCha8 keyed by the run, one stream per flow, its
+/// first 53 bits (the same on every machine).
+fn unit_draw(run: u64, flow: u64) -> f64 {
+    use rand_chacha::rand_core::RngCore;
+    let bits = mocc_gym::env_rng(run, flow).next_u64() >> 11;
+    bits as f64 / (1u64 << 53) as f64
+}
+
+/// The most runs a fairness case may have.
+pub const MAX_FAIRNESS_RUNS: u32 = 1000;
 
 /// The most flows a fairness run may have.
 pub const MAX_FAIRNESS_FLOWS: usize = 32;
@@ -346,6 +380,24 @@ impl FairnessSpec {
     /// When flow `k` of a run of `n` stops (s), if it stops before the run ends.
     pub fn stop_of(&self, k: usize, n: usize) -> Option<f64> {
         self.flow_duration_s.map(|d| self.start_of(k, n) + d)
+    }
+
+    /// When flow `k` of `n` starts in run `run` (0: as scheduled; later runs: moved by the
+    /// run's draw for the flow, never before 0; the first flow never moves).
+    pub fn start_in_run(&self, k: usize, n: usize, run: u32) -> f64 {
+        let scheduled = self.start_of(k, n);
+        if run == 0 || k == 0 || self.start_jitter_s == 0.0 {
+            return scheduled;
+        }
+        let u = unit_draw(u64::from(run), k as u64);
+        (scheduled + self.start_jitter_s * (2.0 * u - 1.0)).max(0.0)
+    }
+
+    /// When flow `k` of `n` stops in run `run`, if it stops before the run ends (its
+    /// duration counts from its start in that run).
+    pub fn stop_in_run(&self, k: usize, n: usize, run: u32) -> Option<f64> {
+        self.flow_duration_s
+            .map(|d| self.start_in_run(k, n, run) + d)
     }
 
     /// Every bottleneck: `network`, then `networks`.
@@ -370,6 +422,28 @@ impl FairnessSpec {
         } else {
             self.extra_rtt_s[k % self.extra_rtt_s.len()]
         }
+    }
+
+    fn validate_runs(&self) -> Result<(), String> {
+        if !(1..=MAX_FAIRNESS_RUNS).contains(&self.runs) {
+            return Err(format!(
+                "fairness.runs: must lie in [1, {MAX_FAIRNESS_RUNS}] (got {})",
+                self.runs
+            ));
+        }
+        if !(self.start_jitter_s.is_finite() && self.start_jitter_s >= 0.0) {
+            return Err(format!(
+                "fairness.start_jitter_s: must be >= 0 (got {})",
+                self.start_jitter_s
+            ));
+        }
+        if self.runs > 1 && self.start_jitter_s == 0.0 {
+            return Err(format!(
+                "fairness.start_jitter_s: runs: {} repeats one schedule; give a jitter > 0",
+                self.runs
+            ));
+        }
+        Ok(())
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -400,11 +474,12 @@ impl FairnessSpec {
         if let Some(d) = self.flow_duration_s {
             positive_secs("fairness.flow_duration_s", d)?;
         }
+        self.validate_runs()?;
         for &n in &self.flows {
-            let last_start = self.start_of(n - 1, n);
+            let last_start = self.start_of(n - 1, n) + self.start_jitter_s;
             if last_start >= self.duration_s {
                 return Err(format!(
-                    "fairness.duration_s: must exceed the last flow's start ({last_start} s with {n} flows)"
+                    "fairness.duration_s: must exceed the last flow's latest start ({last_start} s with {n} flows)"
                 ));
             }
             if let Some(first_stop) = self.stop_of(0, n) {
@@ -688,6 +763,61 @@ pub(crate) mod tests {
             field(format!("{base}flows: [5]\nflow_duration_s: -1\n")),
             "fairness.flow_duration_s"
         );
+    }
+
+    #[test]
+    fn later_runs_move_every_start_but_the_first_within_the_jitter() {
+        let read = |yaml: &str| serde_saphyr::from_str::<FairnessSpec>(yaml).unwrap();
+        let base = "network: {bw_pps: 200, delay_s: 0.03, queue_pkts: 24}\nduration_s: 45\n";
+        let spec = read(&format!(
+            "{base}flows: [4]\nstagger_s: 5\nruns: 20\nstart_jitter_s: 0.05\nflow_duration_s: 30\n"
+        ));
+        assert_eq!(spec.validate(), Ok(()));
+        let mut moved = Vec::new();
+        for run in 0..spec.runs {
+            assert_eq!(spec.start_in_run(0, 4, run), 0.0);
+            for k in 1..4 {
+                let start = spec.start_in_run(k, 4, run);
+                let offset = start - spec.start_of(k, 4);
+                assert!(offset.abs() <= 0.05, "run {run} flow {k}: {offset}");
+                assert_eq!(spec.stop_in_run(k, 4, run), Some(start + 30.0));
+                // The same draw every time (and on every machine: integer bits).
+                assert_eq!(start.to_bits(), spec.start_in_run(k, 4, run).to_bits());
+                if run == 0 {
+                    assert_eq!(offset, 0.0);
+                } else {
+                    moved.push(offset);
+                }
+            }
+        }
+        // Draws spread over the interval, both ways, none repeated.
+        assert!(moved.iter().any(|&o| o < -0.025) && moved.iter().any(|&o| o > 0.025));
+        let mut distinct = moved.clone();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        assert_eq!(distinct.len(), moved.len());
+        // A flow scheduled at 0 is never moved before 0.
+        let together = read(&format!(
+            "{base}flows: [3]\nruns: 5\nstart_jitter_s: 0.05\n"
+        ));
+        assert!((0..5).all(|run| together.start_in_run(2, 3, run) >= 0.0));
+        // One run is the default and ignores the jitter's absence; more need one.
+        let one = read(&format!("{base}flows: [2]\nstagger_s: 5\n"));
+        assert_eq!((one.runs, one.start_in_run(1, 2, 0)), (1, 5.0));
+        let error = |yaml: String| read(&yaml).validate().unwrap_err();
+        assert!(
+            error(format!("{base}flows: [2]\nruns: 3\n")).starts_with("fairness.start_jitter_s")
+        );
+        assert!(error(format!("{base}flows: [2]\nruns: 0\n")).starts_with("fairness.runs"));
+        assert!(
+            error(format!("{base}flows: [2]\nruns: 2\nstart_jitter_s: -0.1\n"))
+                .starts_with("fairness.start_jitter_s")
+        );
+        // The latest start, jitter included, must leave time for all flows to run.
+        assert!(error(format!(
+            "{base}flows: [2]\nstagger_s: 44.99\nruns: 2\nstart_jitter_s: 0.05\n"
+        ))
+        .starts_with("fairness.duration_s"));
     }
 
     #[test]

@@ -303,9 +303,7 @@ fn compare_sharing(
             "fairness-compare.csv",
             sharing::FAIRNESS_CSV_HEADER,
             sharing::FairnessRow::csv_line,
-            |p, on_row| {
-                sharing::compare_fairness(p, spec, a.repeats, |l| eprintln!("{l}"), on_row)
-            },
+            |p, on_row| sharing::compare_fairness(p, spec, a.repeats, |l| eprintln!("{l}"), on_row),
         )?;
     }
     let mut friendliness = Vec::new();
