@@ -255,7 +255,7 @@ fn schedule_text(spec: &FairnessSpec) -> String {
     };
     if spec.runs > 1 {
         format!(
-            "{starts}; {} runs, later starts moved up to {} ms",
+            "{starts}; {} runs, +-{} ms",
             spec.runs,
             1000.0 * spec.start_jitter_s
         )

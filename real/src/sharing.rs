@@ -522,7 +522,7 @@ pub fn figure(
                 .collect()
         };
         panels.push(scatter_panel(
-            "Fairness: median Jain's index per second, each real run",
+            "Fairness: median Jain's index, real runs vs the median simulated run",
             "Jain's index",
             Scale::Linear,
             &policies,
