@@ -4,12 +4,13 @@
 //! many-flows runs (Figure 7) in `many-flows/`.
 
 use crate::actor::LoadedPolicy;
-use crate::flow_figures::{fairness_outputs, write_text, FairnessSummary};
+use crate::fairness_outputs::{fairness_outputs, FairnessSummary};
+use crate::flow_figures::write_text;
 use crate::flows::FlowRates;
 use crate::leo_study::{
-    runs_csv, summarize, summary_csv, verdicts, LeoMetrics, LeoPart, LeoRun, LeoStudy, LeoSummary,
-    LeoVerdict,
+    runs_csv, summarize, summary_csv, LeoMetrics, LeoPart, LeoRun, LeoStudy, LeoSummary,
 };
+use crate::leo_verdicts::{verdicts, LeoVerdict};
 use crate::results::EvalError;
 use mocc_gym::ScenarioError;
 use mocc_plot::axes::Axis;
@@ -182,14 +183,14 @@ fn paths_figure(study: &LeoStudy, names: &[&str], summaries: &[LeoSummary]) -> F
     let mut utilization = summary_lines(names, summaries, LeoPart::Single, |m| Some(m.utilization));
     utilization.push(level(
         "target",
-        crate::leo_study::TARGET_UTILIZATION,
+        crate::leo_verdicts::TARGET_UTILIZATION,
         x0,
         x1,
     ));
     let mut inflation = summary_lines(names, summaries, LeoPart::Single, |m| m.delay_inflation);
     inflation.push(level(
         "target",
-        crate::leo_study::TARGET_DELAY_INFLATION,
+        crate::leo_verdicts::TARGET_DELAY_INFLATION,
         x0,
         x1,
     ));
@@ -199,7 +200,7 @@ fn paths_figure(study: &LeoStudy, names: &[&str], summaries: &[LeoSummary]) -> F
     let mut ratio = summary_lines(names, summaries, LeoPart::TwoFlows, |m| m.goodput_ratio);
     ratio.push(level(
         "target",
-        crate::leo_study::TARGET_GOODPUT_RATIO,
+        crate::leo_verdicts::TARGET_GOODPUT_RATIO,
         x0,
         x1,
     ));

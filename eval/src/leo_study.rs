@@ -15,12 +15,11 @@
 //! - **RTT fairness**: two flows, the second started 10 s later with a base RTT of 1x (intra-)
 //!   or a multiple (inter-RTT) of the first's.
 //! - **Many flows** (Figure 7): the `many_flows` fairness spec, run by
-//!   [`crate::flow_figures::fairness_outputs`].
+//!   [`crate::fairness_outputs::fairness_outputs`].
 //!
 //! Every scheme meets the same path for a seed (the path is drawn before any packet).
 
 use crate::actor::LoadedPolicy;
-use crate::flow_figures::FairnessSummary;
 use crate::flows::{jain_index, run_flows_on, Flow, FlowNetwork, FlowRates};
 use crate::results::median;
 use crate::suite::FairnessSpec;
@@ -529,161 +528,6 @@ pub fn summarize(runs: &[LeoRun]) -> Vec<LeoSummary> {
     out
 }
 
-/// A learned scheme's standing against the targets for the LEO study.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LeoVerdict {
-    /// The learned scheme.
-    pub policy: String,
-    /// The reconfiguration interval judged (s).
-    pub reconfiguration_every_s: f64,
-    /// One flow on the LEO path: median utilization (target >= 0.85).
-    pub utilization: f64,
-    /// ... median delay inflation (target <= 1.3).
-    pub delay_inflation: Option<f64>,
-    /// Two flows on the LEO path: median goodput ratio (target >= 0.8).
-    pub goodput_ratio: Option<f64>,
-    /// All three targets met.
-    pub meets_targets: bool,
-    /// Per classic scheme: on how many of the three it is better than that scheme.
-    pub better_than: Vec<(String, usize)>,
-    /// Better than every classic scheme on at least two of the three.
-    pub better_than_every_classic: bool,
-    /// Figure 7's runs: per flow count, its numbers and whether it meets Jain >= 0.95,
-    /// utilization >= 0.95 and latency ratio <= 1.1, and whether Copa's point dominates it.
-    pub many_flows: Vec<ManyFlowsVerdict>,
-}
-
-/// One flow count of the many-flows verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ManyFlowsVerdict {
-    /// Flows.
-    pub flows: usize,
-    /// Median per-second Jain's index.
-    pub jain_index: f64,
-    /// Mean utilization.
-    pub utilization: f64,
-    /// Mean RTT over the base RTT.
-    pub rtt_ratio: Option<f64>,
-    /// Jain >= 0.95, utilization >= 0.95, RTT ratio <= 1.1.
-    pub meets_targets: bool,
-    /// Copa's operating point is at least as good on utilization and on RTT ratio and better
-    /// on one (None when Copa did not run).
-    pub behind_copa: Option<bool>,
-}
-
-/// The single-flow utilization target.
-pub const TARGET_UTILIZATION: f64 = 0.85;
-/// The single-flow delay-inflation target.
-pub const TARGET_DELAY_INFLATION: f64 = 1.3;
-/// The two-flow goodput-ratio target.
-pub const TARGET_GOODPUT_RATIO: f64 = 0.8;
-
-/// The verdict of every learned scheme of `summaries` (`classic` says which are classic).
-pub fn verdicts(
-    study: &LeoStudy,
-    summaries: &[LeoSummary],
-    many_flows: &[FairnessSummary],
-    classic: impl Fn(&str) -> bool,
-) -> Vec<LeoVerdict> {
-    let Some(every) = study.reference_interval_s() else {
-        return Vec::new();
-    };
-    let find = |part: LeoPart, policy: &str| {
-        summaries
-            .iter()
-            .find(|s| s.part == part && s.x == every && s.policy == policy)
-            .map(|s| s.median)
-    };
-    let three = |policy: &str| {
-        let single = find(LeoPart::Single, policy);
-        let two = find(LeoPart::TwoFlows, policy);
-        (
-            single.map(|m| m.utilization),
-            single.and_then(|m| m.delay_inflation),
-            two.and_then(|m| m.goodput_ratio),
-        )
-    };
-    let mut policies: Vec<&str> = Vec::new();
-    for s in summaries {
-        if !policies.contains(&s.policy.as_str()) {
-            policies.push(&s.policy);
-        }
-    }
-    let classics: Vec<&str> = policies.iter().copied().filter(|p| classic(p)).collect();
-    policies
-        .iter()
-        .copied()
-        .filter(|p| !classic(p))
-        .map(|p| {
-            let (u, d, g) = three(p);
-            let better_than: Vec<(String, usize)> = classics
-                .iter()
-                .map(|c| {
-                    let (cu, cd, cg) = three(c);
-                    let wins = [
-                        higher(u, cu),
-                        higher(cd, d), // lower inflation is better
-                        higher(g, cg),
-                    ];
-                    (c.to_string(), wins.iter().filter(|w| **w).count())
-                })
-                .collect();
-            LeoVerdict {
-                policy: p.to_string(),
-                reconfiguration_every_s: every,
-                utilization: u.unwrap_or(f64::NAN),
-                delay_inflation: d,
-                goodput_ratio: g,
-                meets_targets: u.is_some_and(|u| u >= TARGET_UTILIZATION)
-                    && d.is_some_and(|d| d <= TARGET_DELAY_INFLATION)
-                    && g.is_some_and(|g| g >= TARGET_GOODPUT_RATIO),
-                better_than_every_classic: better_than.iter().all(|(_, w)| *w >= 2),
-                better_than,
-                many_flows: many_flows_verdicts(p, many_flows),
-            }
-        })
-        .collect()
-}
-
-/// Whether `a` is known and above `b` (or `b` is unknown).
-fn higher(a: Option<f64>, b: Option<f64>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => a > b,
-        (Some(_), None) => true,
-        _ => false,
-    }
-}
-
-/// The many-flows verdicts of `policy`, beside Copa's runs of the same flow counts.
-fn many_flows_verdicts(policy: &str, rows: &[FairnessSummary]) -> Vec<ManyFlowsVerdict> {
-    let copa = |flows: usize| {
-        rows.iter()
-            .find(|r| r.flows == flows && r.policy.eq_ignore_ascii_case("copa"))
-    };
-    rows.iter()
-        .filter(|r| r.policy == policy)
-        .map(|r| {
-            let behind_copa = copa(r.flows).map(|c| {
-                let rtt = r.rtt_ratio.unwrap_or(f64::INFINITY);
-                let c_rtt = c.rtt_ratio.unwrap_or(f64::INFINITY);
-                c.utilization >= r.utilization
-                    && c_rtt <= rtt
-                    && (c.utilization > r.utilization || c_rtt < rtt)
-            });
-            ManyFlowsVerdict {
-                flows: r.flows,
-                jain_index: r.median_jain_index,
-                utilization: r.utilization,
-                rtt_ratio: r.rtt_ratio,
-                meets_targets: r.median_jain_index >= 0.95
-                    && r.utilization >= 0.95
-                    && r.rtt_ratio.is_some_and(|x| x <= 1.1),
-                behind_copa,
-            }
-        })
-        .collect()
-}
-
 /// leo.csv's text: one row per run.
 pub fn runs_csv(runs: &[LeoRun]) -> String {
     let mut text = String::from(
@@ -838,71 +682,5 @@ mod tests {
         assert!((m.jain_index - 16.0 / 17.0).abs() < 1e-12);
         assert!((m.goodput_mbps - 400.0 * 12000.0 / 1e6).abs() < 1e-9);
         assert_eq!(m.delay_inflation, None);
-    }
-
-    fn summary(part: LeoPart, policy: &str, u: f64, d: f64, g: Option<f64>) -> LeoSummary {
-        LeoSummary {
-            part,
-            x: 15.0,
-            policy: policy.into(),
-            seeds: 1,
-            median: LeoMetrics {
-                utilization: u,
-                goodput_mbps: 0.0,
-                delay_inflation: Some(d),
-                retransmission_rate: 0.0,
-                jain_index: 1.0,
-                goodput_ratio: g,
-                second_flow_share: None,
-            },
-        }
-    }
-
-    #[test]
-    fn verdicts_count_wins_against_each_classic() {
-        let rows = vec![
-            summary(LeoPart::Single, "mocc", 0.9, 1.2, None),
-            summary(LeoPart::TwoFlows, "mocc", 0.0, 0.0, Some(0.85)),
-            // Cubic: higher utilization, worse delay and sharing: two wins of three for mocc.
-            summary(LeoPart::Single, "cubic", 0.95, 2.0, None),
-            summary(LeoPart::TwoFlows, "cubic", 0.0, 0.0, Some(0.5)),
-            // BBR: better on all but sharing: one win.
-            summary(LeoPart::Single, "bbr", 0.95, 1.1, None),
-            summary(LeoPart::TwoFlows, "bbr", 0.0, 0.0, Some(0.8)),
-        ];
-        let flows = vec![
-            FairnessSummary {
-                policy: "mocc".into(),
-                network: "n".into(),
-                flows: 5,
-                median_jain_index: 0.99,
-                utilization: 0.93,
-                max_min_rate_ratio: 1.1,
-                rtt_ratio: Some(1.2),
-                run: 0,
-            },
-            FairnessSummary {
-                policy: "copa".into(),
-                network: "n".into(),
-                flows: 5,
-                median_jain_index: 0.999,
-                utilization: 0.99,
-                max_min_rate_ratio: 1.0,
-                rtt_ratio: Some(1.05),
-                run: 0,
-            },
-        ];
-        let v = verdicts(&LeoStudy::standard(), &rows, &flows, |p| p != "mocc");
-        assert_eq!(v.len(), 1);
-        let v = &v[0];
-        assert!(v.meets_targets);
-        assert_eq!(
-            v.better_than,
-            vec![("cubic".to_string(), 2), ("bbr".to_string(), 1)]
-        );
-        assert!(!v.better_than_every_classic);
-        assert_eq!(v.many_flows.len(), 1);
-        assert!(!v.many_flows[0].meets_targets);
-        assert_eq!(v.many_flows[0].behind_copa, Some(true));
     }
 }

@@ -21,11 +21,13 @@
 pub mod actor;
 pub mod ellipse;
 pub mod evaluate;
+pub mod fairness_outputs;
 pub mod figures;
 pub mod flow_figures;
 pub mod flows;
 pub mod leo_outputs;
 pub mod leo_study;
+pub mod leo_verdicts;
 pub mod mi_stats;
 pub mod network_eval;
 pub mod results;

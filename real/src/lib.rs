@@ -27,4 +27,5 @@ pub mod pacing;
 pub mod path;
 pub mod run;
 pub mod sharing;
+pub mod sharing_report;
 pub mod timeline;

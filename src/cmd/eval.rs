@@ -3,8 +3,9 @@
 use anyhow::Context;
 use clap::Args;
 use mocc_eval::evaluate;
+use mocc_eval::fairness_outputs::fairness_outputs;
 use mocc_eval::figures::{reward_cdf_figure, sweep_figure};
-use mocc_eval::flow_figures::{fairness_outputs, friendliness_outputs, timeseries_outputs};
+use mocc_eval::flow_figures::{friendliness_outputs, timeseries_outputs};
 use mocc_eval::results::{summarize, write_csv, EVAL_OUTPUTS, RESULTS_CSV};
 use mocc_eval::suite::Suite;
 use mocc_policy::{write_file_atomic, StagedDir};

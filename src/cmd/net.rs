@@ -294,8 +294,8 @@ fn compare_alone(
 fn compare_sharing(
     a: &CompareArgs,
     suite: &mocc_eval::suite::Suite,
-) -> anyhow::Result<Vec<mocc_real::sharing::SharingSummary>> {
-    use mocc_real::sharing;
+) -> anyhow::Result<Vec<mocc_real::sharing_report::SharingSummary>> {
+    use mocc_real::{sharing, sharing_report};
     let mut fairness = Vec::new();
     if let Some(spec) = &suite.fairness {
         fairness = section_rows(
@@ -322,9 +322,13 @@ fn compare_sharing(
         return Ok(Vec::new());
     }
     let png = a.out.join("sharing-compare.png");
-    sharing::figure(&png, &fairness, &friendliness)?;
+    sharing_report::figure(&png, &fairness, &friendliness)?;
     eprintln!("figure: {}", png.display());
-    Ok(sharing::summarize(&a.policies, &fairness, &friendliness))
+    Ok(sharing_report::summarize(
+        &a.policies,
+        &fairness,
+        &friendliness,
+    ))
 }
 
 /// One sharing section for every policy: `compare_one(policy, on_row)` measures a policy's
