@@ -114,9 +114,9 @@ impl FriendlinessRow {
 }
 
 /// Every network and flow count of `spec` for `policy`: the simulator's runs (`spec.runs`,
-/// starts jittered after the first), then `repeats` real runs, each row handed to `on_row` as soon as it is measured. Learned flows start at
-/// half the link, as in `mocc eval`; flows with an extra RTT of their own are refused (the
-/// real path has one delay line for every flow).
+/// starts jittered after the first), then `repeats` real runs, each row handed to `on_row` as
+/// soon as it is measured. Learned flows start at half the link, as in `mocc eval`; flows with
+/// an extra RTT of their own are refused (the real path has one delay line for every flow).
 pub fn compare_fairness(
     policy: &str,
     spec: &FairnessSpec,
