@@ -2,6 +2,7 @@
 //! returns the next pacing rate, running the MI clock, feature, history and rate-rule code the
 //! gym trained with.
 
+use crate::app_limited::{app_limited_rate, AppLimit};
 use crate::export::{Policy, PolicyWorkspace};
 use crate::mi::MonitorInterval;
 use crate::mode::Mode;
@@ -79,6 +80,29 @@ impl Controller {
     pub fn on_monitor_interval(&mut self, mi: &MonitorInterval) -> f64 {
         if self.sender.on_mi(mi) {
             self.decide();
+        }
+        self.rate_pps()
+    }
+
+    /// [`Controller::on_monitor_interval`] for an MI in which the application limited the
+    /// sender as `limit` says (see [`crate::app_limited`]): where the agent would decide, the
+    /// rate is held instead (raised to twice what the application sent if it was out of data
+    /// at both of the MI's ends); the MI is recorded as any other. Warm-up, startup and
+    /// base-RTT probe MIs go on as they would; [`AppLimit::Not`] is
+    /// [`Controller::on_monitor_interval`].
+    pub fn on_app_limited_monitor_interval(
+        &mut self,
+        mi: &MonitorInterval,
+        limit: AppLimit,
+    ) -> f64 {
+        if !limit.any() {
+            return self.on_monitor_interval(mi);
+        }
+        if self.sender.on_mi(mi) {
+            // The rate the agent would step from (a startup that just ended set it).
+            let before = self.sender.agent_rate_pps();
+            let held = app_limited_rate(limit, before, mi.send_rate_pps());
+            self.sender.set_rate(self.policy.rate_rule().clamp(held));
         }
         self.rate_pps()
     }

@@ -21,6 +21,7 @@
 //!
 //! This crate never depends on libtorch.
 
+pub mod app_limited;
 pub mod baseline;
 pub mod clock;
 pub mod controller;
@@ -44,6 +45,7 @@ pub mod spec;
 pub mod staged_dir;
 pub mod startup;
 
+pub use app_limited::{app_limited_rate, AppLimit, APP_LIMITED_HEADROOM};
 pub use baseline::{BaselineMode, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
 pub use controller::Controller;

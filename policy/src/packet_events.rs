@@ -14,7 +14,16 @@
 //!
 //! Pacing follows the gym too: a new rate applies from the send after the one already
 //! scheduled when the MI closed.
+//!
+//! A transport that knows when its application ran out of data reports its sends with
+//! [`MiLedger::on_sent_limited`] (or [`MiLedger::set_app_limited`]): an MI during which the
+//! application was out of data (after one of its sends, or already when it began) is
+//! application-limited ([`AppLimit::Wholly`] if it was out of data at both ends, else
+//! [`AppLimit::Partly`]), and the driver folds it in with [`RateDriver::on_app_limited_mi`]
+//! (for a learned policy, the rule of [`crate::app_limited`]). The gym's senders always have
+//! data.
 
+use crate::app_limited::AppLimit;
 use crate::controller::Controller;
 use crate::mi::{MiCounters, MonitorInterval};
 
@@ -27,6 +36,14 @@ pub trait RateDriver: Send {
     fn mi_duration_s(&self) -> f64;
     /// Folds in a finished MI; returns the next MI's rate (packets/s).
     fn on_mi(&mut self, mi: &MonitorInterval) -> f64;
+
+    /// Folds in a finished MI in which the application ran out of data to send, as `limit`
+    /// says; returns the next MI's rate (packets/s). By default the same as
+    /// [`RateDriver::on_mi`].
+    fn on_app_limited_mi(&mut self, mi: &MonitorInterval, limit: AppLimit) -> f64 {
+        let _ = limit;
+        self.on_mi(mi)
+    }
 }
 
 impl<D: RateDriver + ?Sized> RateDriver for Box<D> {
@@ -38,6 +55,10 @@ impl<D: RateDriver + ?Sized> RateDriver for Box<D> {
     }
     fn on_mi(&mut self, mi: &MonitorInterval) -> f64 {
         (**self).on_mi(mi)
+    }
+
+    fn on_app_limited_mi(&mut self, mi: &MonitorInterval, limit: AppLimit) -> f64 {
+        (**self).on_app_limited_mi(mi, limit)
     }
 }
 
@@ -80,6 +101,10 @@ impl RateDriver for PolicyDriver {
     fn on_mi(&mut self, mi: &MonitorInterval) -> f64 {
         self.controller.on_monitor_interval(mi)
     }
+
+    fn on_app_limited_mi(&mut self, mi: &MonitorInterval, limit: AppLimit) -> f64 {
+        self.controller.on_app_limited_monitor_interval(mi, limit)
+    }
 }
 
 /// An MI that a packet event closed.
@@ -91,6 +116,8 @@ pub struct ClosedMi {
     pub rate_pps: f64,
     /// The rate the driver set for the next MI (packets/s).
     pub next_rate_pps: f64,
+    /// Whether the application ran out of data to send during the MI, and how.
+    pub app_limit: AppLimit,
 }
 
 /// One flow's monitor intervals, cut from its packet events (see the module docs).
@@ -100,6 +127,12 @@ pub struct MiLedger<D> {
     counters: MiCounters,
     rate_pps: f64,
     end_s: f64,
+    /// Whether the application had no more data at the last send.
+    out_of_data: bool,
+    /// Whether it had none when the MI in progress began.
+    began_out_of_data: bool,
+    /// Whether it ran out of data during the MI in progress.
+    mi_app_limited: bool,
 }
 
 impl<D: RateDriver> MiLedger<D> {
@@ -110,6 +143,9 @@ impl<D: RateDriver> MiLedger<D> {
             counters: MiCounters::starting_at(0.0),
             rate_pps: 0.0,
             end_s: f64::INFINITY,
+            out_of_data: false,
+            began_out_of_data: false,
+            mi_app_limited: false,
         }
     }
 
@@ -121,6 +157,9 @@ impl<D: RateDriver> MiLedger<D> {
         self.rate_pps = self.driver.start(one_way_delay_s);
         self.counters = MiCounters::starting_at(now_s);
         self.end_s = now_s + self.driver.mi_duration_s();
+        self.out_of_data = false;
+        self.began_out_of_data = false;
+        self.mi_app_limited = false;
         self.rate_pps
     }
 
@@ -149,6 +188,33 @@ impl<D: RateDriver> MiLedger<D> {
     pub fn on_sent(&mut self, t: f64) -> Option<ClosedMi> {
         self.counters.on_sent();
         self.event_at(t)
+    }
+
+    /// [`MiLedger::on_sent`] from a transport that knows whether its application had more
+    /// data waiting: `app_limited` when this packet left the application with none (see the
+    /// module docs).
+    pub fn on_sent_limited(&mut self, t: f64, app_limited: bool) -> Option<ClosedMi> {
+        self.set_app_limited(app_limited);
+        self.on_sent(t)
+    }
+
+    /// Whether the application is out of data (`true`) or has more waiting (`false`) from now
+    /// on, for a transport whose sends are not whole packets: set before the send it follows.
+    pub fn set_app_limited(&mut self, app_limited: bool) {
+        self.out_of_data = app_limited;
+        self.mi_app_limited |= app_limited;
+    }
+
+    /// How the application limited the MI in progress so far (as if it closed now).
+    pub fn app_limit(&self) -> AppLimit {
+        match (
+            self.mi_app_limited,
+            self.began_out_of_data && self.out_of_data,
+        ) {
+            (false, _) => AppLimit::Not,
+            (true, false) => AppLimit::Partly,
+            (true, true) => AppLimit::Wholly,
+        }
     }
 
     /// A packet was acknowledged at `t` with an RTT sample of `rtt_s`. Returns the MI it
@@ -186,12 +252,22 @@ impl<D: RateDriver> MiLedger<D> {
         }
         let mi = self.counters.close(t);
         let rate_pps = self.rate_pps;
-        self.rate_pps = self.driver.on_mi(&mi);
+        let app_limit = self.app_limit();
+        self.rate_pps = if app_limit.any() {
+            self.driver.on_app_limited_mi(&mi, app_limit)
+        } else {
+            self.driver.on_mi(&mi)
+        };
         self.end_s = t + self.driver.mi_duration_s();
+        // An application still out of data leaves the next MI application-limited from its
+        // start.
+        self.began_out_of_data = self.out_of_data;
+        self.mi_app_limited = self.out_of_data;
         Some(ClosedMi {
             mi,
             rate_pps,
             next_rate_pps: self.rate_pps,
+            app_limit,
         })
     }
 }

@@ -373,9 +373,18 @@ impl PacketController {
         self.inner.start(now_s, one_way_delay_s)
     }
 
-    /// A packet left at `t`. Returns the MI it closed (a dict), or `None`.
-    fn on_sent<'py>(&mut self, py: Python<'py>, t: f64) -> PyResult<Option<Bound<'py, PyDict>>> {
-        closed_mi(py, self.inner.on_sent(t))
+    /// A packet left at `t`. Returns the MI it closed (a dict), or `None`. A transport that
+    /// knows passes `app_limited=True` when the packet left its application with no more data
+    /// waiting: while the application limits the sender the rate is held (it grows to at most
+    /// twice what the application sends).
+    #[pyo3(signature = (t, app_limited=false))]
+    fn on_sent<'py>(
+        &mut self,
+        py: Python<'py>,
+        t: f64,
+        app_limited: bool,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        closed_mi(py, self.inner.on_sent_limited(t, app_limited))
     }
 
     /// A packet was acknowledged at `t` with an RTT sample `rtt_s`. Returns the MI it closed.
@@ -462,5 +471,6 @@ fn closed_mi<'py>(
     )?;
     d.set_item("rate_pps", c.rate_pps)?;
     d.set_item("next_rate_pps", c.next_rate_pps)?;
+    d.set_item("app_limit", c.app_limit.as_str())?;
     Ok(Some(d))
 }

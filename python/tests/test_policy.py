@@ -143,4 +143,28 @@ def test_packet_controller_cuts_mis_as_a_controller_fed_them():
                                          "send_end_s", "recv_start_s", "recv_end_s", "rtt")}
             assert c.on_monitor_interval(**fields) == mi["next_rate_pps"]
             assert pc.rate_pps == mi["next_rate_pps"]
+            assert mi["app_limit"] == "not"
     assert pc.last_action is not None
+
+
+def test_packet_controller_holds_the_rate_while_the_application_limits_it():
+    """After a send that leaves the application out of data, every MI is application-limited
+    and none lowers the rate, though its RTT samples triple."""
+    p = mocc.Policy.load(AURORA_EXPORT)
+    pc = mocc.PacketController(p, 150.0)
+    pc.start(0.0, 0.03)
+    t, mis = 0.0, []
+    for k in range(300):
+        t += 1.0 / pc.rate_pps
+        mis.append(pc.on_sent(t, app_limited=(k == 299)))
+        mis.append(pc.on_acked(t, 0.06))
+    limited = []
+    while len(limited) < 10:
+        t += 0.005
+        mi = pc.on_acked(t, 0.18)
+        if mi is not None:
+            limited.append(mi)
+    # The first may hold the flagged send with data waiting before it; then out of data.
+    assert limited[0]["app_limit"] in ("partly", "wholly")
+    assert all(mi["app_limit"] == "wholly" for mi in limited[1:])
+    assert all(mi["next_rate_pps"] >= mi["rate_pps"] for mi in limited)

@@ -151,7 +151,15 @@ impl LearnedRate {
 
     /// `bytes` left at `now_s`; the next datagram may leave at [`Self::earliest_departure_s`].
     pub fn on_sent(&mut self, now_s: f64, bytes: usize) {
+        self.on_sent_limited(now_s, bytes, false);
+    }
+
+    /// [`Self::on_sent`] from a stack that says whether the application had more data waiting:
+    /// `app_limited` when it had none (s2n-quic's `app_limited`). MIs in which the application
+    /// ran out of data hold the rate ([`mocc_policy::app_limited`]).
+    pub fn on_sent_limited(&mut self, now_s: f64, bytes: usize, app_limited: bool) {
         self.before_event(now_s);
+        self.ledger.set_app_limited(app_limited);
         for _ in 0..self.sent.add(bytes as f64) {
             let closed = self.ledger.on_sent(now_s);
             self.keep(closed);

@@ -179,7 +179,7 @@ impl CongestionController for LearnedController {
         &mut self,
         time_sent: Timestamp,
         sent_bytes: usize,
-        _app_limited: Option<bool>,
+        app_limited: Option<bool>,
         rtt: &RttEstimator,
         _publisher: &mut Pub,
     ) -> Self::PacketInfo {
@@ -194,7 +194,10 @@ impl CongestionController for LearnedController {
         // by their packet floor until one has RTT samples.
         self.rate.start(now, one_way_delay_estimate_s(rtt));
         self.bytes_in_flight = self.bytes_in_flight.saturating_add(sent_bytes as u32);
-        self.rate.on_sent(now, sent_bytes);
+        // s2n-quic says whether the application had more to send (None: unknown, taken as
+        // more waiting, the gym's case).
+        self.rate
+            .on_sent_limited(now, sent_bytes, app_limited.unwrap_or(false));
     }
 
     fn on_rtt_update<Pub: Publisher>(

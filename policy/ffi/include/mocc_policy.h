@@ -105,6 +105,11 @@ double mocc_flow_start(MoccFlow *f, double now_s, double one_way_delay_s);
 /* A packet left at `t_s` (its scheduled departure). Returns the rate to pace at. */
 double mocc_flow_on_sent(MoccFlow *f, double t_s);
 
+/* mocc_flow_on_sent from a transport that knows whether its application had more data
+ * waiting: `app_limited` nonzero when this packet left it with none. While the application
+ * limits the sender the rate is held, and grows to at most twice what it sends. */
+double mocc_flow_on_sent_limited(MoccFlow *f, double t_s, int app_limited);
+
 /* A packet was acknowledged at `t_s` with RTT sample `rtt_s`. Returns the rate to pace at. */
 double mocc_flow_on_acked(MoccFlow *f, double t_s, double rtt_s);
 

@@ -336,6 +336,24 @@ pub unsafe extern "C" fn mocc_flow_on_sent(flow: *mut MoccFlow, t_s: f64) -> f64
 /// # Safety
 /// `flow` must come from `mocc_flow_new` and not be freed.
 #[no_mangle]
+pub unsafe extern "C" fn mocc_flow_on_sent_limited(
+    flow: *mut MoccFlow,
+    t_s: f64,
+    app_limited: i32,
+) -> f64 {
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        with_flow(flow, |l| {
+            l.on_sent_limited(t_s, app_limited != 0);
+        })
+    }
+}
+
+/// See `mocc_policy.h`.
+///
+/// # Safety
+/// `flow` must come from `mocc_flow_new` and not be freed.
+#[no_mangle]
 pub unsafe extern "C" fn mocc_flow_on_acked(flow: *mut MoccFlow, t_s: f64, rtt_s: f64) -> f64 {
     // SAFETY: forwarded caller guarantee.
     unsafe {

@@ -1,5 +1,5 @@
-//! The C entry points on the shipped MOCC policy: the same rates as the Rust controller, errors
-//! as messages, null pointers refused.
+//! The C entry points on the shipped MOCC policy: the same rates as the Rust controller (also
+//! when the application limits the sender), errors as messages, null pointers refused.
 
 use mocc_policy::{
     Controller, MiLedger, MonitorInterval, Policy, PolicyDriver, RttSummary, BYTES_PER_PACKET,
@@ -104,8 +104,16 @@ fn a_c_flow_fed_packet_events_matches_the_rust_ledger() {
                 };
                 assert_eq!(rate, rust.rate_pps(), "event at {at}");
             }
-            decisions += usize::from(rust.on_sent(t).is_some());
-            rate = mocc_flow_on_sent(f, t);
+            // Every other send says whether the application had more data; every 50th
+            // left it with none.
+            let out_of_data = k % 50 == 49;
+            if k % 2 == 0 {
+                decisions += usize::from(rust.on_sent(t).is_some());
+                rate = mocc_flow_on_sent(f, t);
+            } else {
+                decisions += usize::from(rust.on_sent_limited(t, out_of_data).is_some());
+                rate = mocc_flow_on_sent_limited(f, t, i32::from(out_of_data));
+            }
             assert_eq!(rate, rust.rate_pps(), "send {k}");
             acks.push_back((t + 0.06, k % 17 == 16));
         }
@@ -208,6 +216,7 @@ fn the_header_declares_every_entry_point() {
         "mocc_flow_new",
         "mocc_flow_start",
         "mocc_flow_on_sent",
+        "mocc_flow_on_sent_limited",
         "mocc_flow_on_acked",
         "mocc_flow_on_lost",
         "mocc_flow_set_objective",

@@ -208,18 +208,21 @@ pub fn with_mi_log(transport: &AppTransport) -> (AppTransport, Option<mocc_quic:
     }
 }
 
-/// A learned controller's MIs as CSV: the rate each was sent at, the rate it set next, and
-/// the MI's statistics (times in seconds from the connection's first packet).
+/// A learned controller's MIs as CSV: the rate each was sent at, the rate it set next,
+/// whether the application ran out of data in it (`not`, `partly`, `wholly`: see
+/// `mocc_policy::AppLimit`), and the MI's statistics
+/// (times in seconds from the connection's first packet).
 pub fn mis_csv(mis: &[mocc_policy::ClosedMi]) -> String {
     let mut text = format!(
-        "rate_pps,next_rate_pps,{}\n",
+        "rate_pps,next_rate_pps,app_limit,{}\n",
         mocc_policy::MonitorInterval::CSV_HEADER
     );
     for m in mis {
         text.push_str(&format!(
-            "{},{},{}\n",
+            "{},{},{},{}\n",
             m.rate_pps,
             m.next_rate_pps,
+            m.app_limit.as_str(),
             m.mi.to_csv_row()
         ));
     }
