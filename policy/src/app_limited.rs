@@ -17,7 +17,10 @@
 //! that began or ended with data waiting ([`AppLimit::Partly`]: a download's last chunk, or
 //! the first packets after a pause, sent in a burst) holds the rate: its sending rate is not
 //! the application's. The policy decides again from the first MI in which the application
-//! always had data, with every MI recorded in its history.
+//! always had data, with every MI recorded in its history. A base-RTT probe of such a sender
+//! paces no slower than its application last sent ([`crate::Controller::rate_pps`]): it queues
+//! little of its own at the bottleneck, and a probe at a quarter of its rate would hold a
+//! stream's frames at the sender for the probe's MIs.
 
 /// How far above the rate an application used the rate may grow while the application limits
 /// the sender (RFC 7661: a window is grown only while at least half of it is used).

@@ -29,6 +29,9 @@ pub struct Controller {
     objective: [f64; OBJECTIVE_DIM],
     objective_input: [f32; OBJECTIVE_DIM],
     last_action: Option<f32>,
+    /// What the application sent in the last MI it was out of data at both ends of
+    /// (packets/s); 0 from the agent's first decision on an MI with data waiting throughout.
+    app_rate_pps: f64,
 }
 
 impl Controller {
@@ -48,6 +51,7 @@ impl Controller {
             objective,
             objective_input: objective.map(|w| w as f32),
             last_action: None,
+            app_rate_pps: 0.0,
             policy,
         };
         c.reset(start);
@@ -67,6 +71,7 @@ impl Controller {
     /// a transport needs no MI clock of its own.
     pub fn start(&mut self, start_rate_pps: f64, one_way_delay_s: f64) -> f64 {
         self.last_action = None;
+        self.app_rate_pps = 0.0;
         if self.sender.start(start_rate_pps, one_way_delay_s) {
             self.decide();
         }
@@ -79,6 +84,7 @@ impl Controller {
     /// and so would the peak the drain-aware baseline and `peak delivery ratio` read.
     pub fn on_monitor_interval(&mut self, mi: &MonitorInterval) -> f64 {
         if self.sender.on_mi(mi) {
+            self.app_rate_pps = 0.0;
             self.decide();
         }
         self.rate_pps()
@@ -88,8 +94,9 @@ impl Controller {
     /// sender as `limit` says (see [`crate::app_limited`]): where the agent would decide, the
     /// rate is held instead (raised to twice what the application sent if it was out of data
     /// at both of the MI's ends); the MI is recorded as any other. Warm-up, startup and
-    /// base-RTT probe MIs go on as they would; [`AppLimit::Not`] is
-    /// [`Controller::on_monitor_interval`].
+    /// base-RTT probe MIs go on as they would, except that a probe paces an
+    /// application-limited sender no slower than its application sent (see
+    /// [`Controller::rate_pps`]); [`AppLimit::Not`] is [`Controller::on_monitor_interval`].
     pub fn on_app_limited_monitor_interval(
         &mut self,
         mi: &MonitorInterval,
@@ -97,6 +104,9 @@ impl Controller {
     ) -> f64 {
         if !limit.any() {
             return self.on_monitor_interval(mi);
+        }
+        if limit == AppLimit::Wholly {
+            self.app_rate_pps = mi.send_rate_pps();
         }
         if self.sender.on_mi(mi) {
             // The rate the agent would step from (a startup that just ended set it).
@@ -131,9 +141,19 @@ impl Controller {
         self.objective
     }
 
-    /// The current pacing rate (packets/s): the agent's rate, or a probe's share of it.
+    /// The current pacing rate (packets/s): the agent's rate, or a probe's share of it. A
+    /// probe of a sender whose application limited it (an MI out of data at both ends since the
+    /// agent last decided on one with data waiting) paces no slower than that application sent,
+    /// up to the agent's rate: such a sender queues little of its own at the bottleneck, and a
+    /// probe below the application's rate would queue its data at the sender instead (a
+    /// stream's frames, for 4 MIs).
     pub fn rate_pps(&self) -> f64 {
-        self.sender.pacing_rate_pps()
+        let pacing = self.sender.pacing_rate_pps();
+        if self.sender.probing() {
+            pacing.max(self.app_rate_pps.min(self.sender.agent_rate_pps()))
+        } else {
+            pacing
+        }
     }
 
     /// The rate the agent last chose (packets/s); it paces again at this rate after a probe.

@@ -1,8 +1,8 @@
 //! A deployed controller whose application limits the sender (the shipped `mocc-pair`, with
 //! its startup and probes): an application-limited MI that the agent would answer with a cut
 //! holds the rate instead, raised to twice what the application sent only if it was out of
-//! data at both ends; the MI is recorded as any other; the ledger classifies MIs by what the
-//! transport said.
+//! data at both ends; the MI is recorded as any other; a base-RTT probe paces such a sender no
+//! slower than its application sends; the ledger classifies MIs by what the transport said.
 
 use mocc_policy::{
     AppLimit, Controller, MiLedger, MonitorInterval, Policy, PolicyDriver, RttSummary,
@@ -206,4 +206,30 @@ fn a_burst_after_a_pause_is_partly_limited_and_does_not_grow_the_rate() {
         "held, not grown to twice the burst"
     );
     assert!(burst[1..].iter().all(|m| m.app_limit == AppLimit::Not));
+}
+
+#[test]
+fn a_probe_paces_an_application_limited_stream_no_slower_than_it_sends() {
+    // A stream at a third of the rate, out of data at both ends of every MI, on a path whose
+    // base RTT stepped up by half: the baseline is stale, so the probe timer runs out.
+    let (mut c, mut t) = settled();
+    let stream = c.rate_pps() / 3.0;
+    let mut probe_mis = 0;
+    for _ in 0..400 {
+        let dur = c.mi_duration_s();
+        let m = mi(t, dur, stream, 0.0, 1.5 * BASE_RTT_S);
+        let rate = c.on_app_limited_monitor_interval(&m, AppLimit::Wholly);
+        t += dur;
+        if c.probing() {
+            probe_mis += 1;
+            let share = c.sender_loop().pacing_rate_pps();
+            assert!(
+                share < stream,
+                "the probe's own share ({share}) is below the stream"
+            );
+            let sent = m.send_rate_pps();
+            assert!(rate >= sent && rate <= c.agent_rate_pps(), "{rate} {sent}");
+        }
+    }
+    assert!(probe_mis > 0, "a probe came");
 }
