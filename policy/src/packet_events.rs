@@ -40,8 +40,7 @@ pub trait RateDriver: Send {
     /// Folds in a finished MI in which the application ran out of data to send, as `limit`
     /// says; returns the next MI's rate (packets/s). By default the same as
     /// [`RateDriver::on_mi`].
-    fn on_app_limited_mi(&mut self, mi: &MonitorInterval, limit: AppLimit) -> f64 {
-        let _ = limit;
+    fn on_app_limited_mi(&mut self, mi: &MonitorInterval, _limit: AppLimit) -> f64 {
         self.on_mi(mi)
     }
 }
