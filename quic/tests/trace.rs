@@ -246,3 +246,40 @@ fn pacing_spaces_datagrams_at_the_rate_and_catches_up_only_a_little() {
         "{w}"
     );
 }
+
+#[test]
+fn the_first_round_trip_does_not_grow_the_rate() {
+    // A connection that does not know its path's delay yet (QUIC's first round trip) sizes
+    // its MIs by their packet floor: at 4,166 packets/s, ten MIs in 40 ms with nothing back.
+    // The pair's startup holds the start rate through them, however many close.
+    let log: MiLog = Arc::new(Mutex::new(Vec::new()));
+    let mut rate = LearnedRate::new(
+        policy("mocc-pair"),
+        [0.8, 0.1, 0.1],
+        4166.0,
+        ObjectiveHandle::new(),
+        Some(log.clone()),
+    )
+    .expect("objective");
+    rate.start(0.0, 0.0);
+    let mut t = 0.0;
+    while t < 0.04 {
+        rate.on_sent(t, 1472);
+        t = rate.earliest_departure_s().max(t);
+    }
+    let closed = log.lock().expect("log").len();
+    assert!(
+        closed >= 5,
+        "only {closed} MIs closed: the test would test nothing"
+    );
+    assert_eq!(rate.rate_pps(), 4166.0);
+    // Its first acknowledgements (20 ms RTT, every packet delivered) let it grow.
+    let sent_until = t;
+    let mut acked_at = 0.02;
+    while acked_at < sent_until + 0.02 {
+        rate.on_acked(acked_at, 1472, 0.02);
+        rate.on_sent(acked_at, 1472);
+        acked_at += 1.0 / 4166.0;
+    }
+    assert!(rate.rate_pps() > 4166.0, "{}", rate.rate_pps());
+}

@@ -7,13 +7,19 @@
 //! rate: minutes. TCP's slow start, BBR's Startup and PCC's starting state answer the same
 //! problem the same way, and so does this phase: after the warm-up each MI multiplies the rate
 //! by `growth_per_mi` (a doubling per RTT at the usual half-RTT MIs), with no decision between.
+//! An MI during which nothing came back (no acknowledgement, RTT sample or loss) holds the
+//! rate: as a slow start's window grows only with acknowledgements, growth waits for the
+//! path to answer, so that MIs shorter than the RTT before a sender knows it (a QUIC
+//! connection's first round trips) cannot multiply the rate blind.
 //! It ends at the first MI that
 //! - sees a queue: the mean of its newer half of RTT samples above `exit_latency_ratio` times
 //!   the lowest MI mean RTT of the connection so far (warm-up MIs included);
 //! - loses more than `exit_loss_ratio` of what it resolved (random loss below it does not end
 //!   it, as it does not end BBR's);
 //! - or finds the delivery rate flat: for `plateau_mis` MIs in a row no more than
-//!   `plateau_growth` times the highest before them (BBR: 1.25 over three rounds). Held at
+//!   `plateau_growth` times the highest before them (BBR: 1.25 over three rounds; MIs that
+//!   began within the lowest RTT of an MI that heard nothing back carry the acknowledgements
+//!   of what left at the held rate, and are not judged). Held at
 //!   the rule's maximum rate the growth stops and the delivery rate goes flat, so this is also
 //!   how a startup at the maximum ends (reported as `MaxRate`); reaching the maximum alone does
 //!   not end it, as a maximum above the link would hand the agent more than the path carries.
@@ -241,6 +247,9 @@ pub struct StartupState {
     /// Growth steps taken (MIs paced above the start rate follow the first).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     grown_mis: u32,
+    /// When the last MI that heard nothing back ended (s; 0: none did).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    held_until_s: f64,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -311,6 +320,13 @@ impl StartupState {
     ) -> StartupStep {
         if self.draining() {
             return self.on_drain_mi(startup, mi);
+        }
+        if !has_feedback(mi) {
+            // Nothing came back yet (the first round trip, or MIs shorter than it before the
+            // path has an RTT sample): growth is earned by acknowledgements, as a slow
+            // start's window is, so the rate holds.
+            self.held_until_s = mi.send_end_s;
+            return StartupStep::Pace(rate_pps);
         }
         let Some(why) = self.exit_reason(startup, mi, rate_pps, max_rate_pps) else {
             self.grown_mis += 1;
@@ -406,6 +422,13 @@ impl StartupState {
         }
     }
 
+    /// Whether `mi`'s acknowledgements may still be of packets sent while the rate held (it
+    /// began less than the lowest RTT after the last MI that heard nothing back): their
+    /// delivery rate is the held rate's, and flat, whatever the path could carry.
+    fn acks_of_held_rate(&self, mi: &MonitorInterval) -> bool {
+        self.held_until_s > 0.0 && mi.send_start_s < self.held_until_s + self.min_rtt_s
+    }
+
     /// Updates the startup's measurements with `mi` and says whether (and why) it ends.
     fn exit_reason(
         &mut self,
@@ -419,8 +442,11 @@ impl StartupState {
         let lossy = mi.loss_ratio() > startup.exit_loss_ratio;
         let delivered = delivery_rate_pps(mi);
         // A rate from a handful of acks is noise: it neither counts towards a plateau nor
-        // breaks one.
-        if acked_packets(mi) >= PLATEAU_SAMPLE_ACKS && self.best_delivered_pps > 0.0 {
+        // breaks one; nor do the acks of what was sent while the rate held.
+        if acked_packets(mi) >= PLATEAU_SAMPLE_ACKS
+            && self.best_delivered_pps > 0.0
+            && !self.acks_of_held_rate(mi)
+        {
             let flat =
                 delivered.is_some_and(|d| d <= startup.plateau_growth * self.best_delivered_pps);
             self.flat_mis = if flat { self.flat_mis + 1 } else { 0 };
@@ -459,6 +485,12 @@ fn newest_latency_s(mi: &MonitorInterval) -> f64 {
     } else {
         mi.avg_latency_s()
     }
+}
+
+/// Whether anything about the path came back during `mi`: an acknowledgement, an RTT
+/// sample or a loss.
+fn has_feedback(mi: &MonitorInterval) -> bool {
+    mi.bytes_acked > 0.0 || mi.bytes_lost > 0.0 || mi.rtt.count > 0
 }
 
 /// The fewest acknowledgements whose delivery rate the plateau test judges: an MI of 2 to 7

@@ -326,3 +326,96 @@ fn validation_names_fields_and_defaults_read() {
     assert_eq!(read, Startup::default());
     assert!(serde_json::from_str::<Startup>(r#"{"growth": 2}"#).is_err());
 }
+
+#[test]
+fn an_mi_with_no_feedback_holds_the_rate() {
+    let s = Startup {
+        growth_per_mi: 2.0,
+        exit_latency_ratio: 1.25,
+        ..Startup::default()
+    };
+    let silent = MonitorInterval {
+        rtt: RttSummary::default(),
+        ..mi(10.0, 0.0, 0.0, 0.0, 0.0)
+    };
+    let mut st = StartupState::begin(Some(&s));
+    // Three MIs before the first acknowledgement: the rate holds at the start rate...
+    for _ in 0..3 {
+        assert_eq!(st.on_mi(&s, &silent, 100.0, 1e5), StartupStep::Pace(100.0));
+    }
+    assert!(st.running());
+    // ...and the first MI that hears back is the startup's first: it grows from the start
+    // rate, or, when it already loses heavily at that rate, meets a busy path.
+    let mut heard = st;
+    assert_eq!(
+        heard.on_mi(&s, &mi(11.0, 11.0, 0.0, 0.1, 0.05), 100.0, 1e5),
+        StartupStep::Pace(200.0)
+    );
+    let mut lossy = st;
+    assert_eq!(
+        lossy.on_mi(&s, &mi(10.0, 0.0, 5.0, 0.0, 0.0), 100.0, 1e5),
+        StartupStep::Exit(100.0, StartupExit::BusyPath)
+    );
+}
+
+#[test]
+fn acks_of_what_left_while_the_rate_held_do_not_make_a_plateau() {
+    let s = Startup {
+        growth_per_mi: 2.0,
+        exit_latency_ratio: 1.25,
+        plateau_mis: 3,
+        ..Startup::default()
+    };
+    // `sent` packets from `start` s for 10 ms, `acked` of them over the same 10 ms, RTT 40 ms.
+    let at = |start: f64, sent: f64, acked: f64| MonitorInterval {
+        send_start_s: start,
+        send_end_s: start + 0.01,
+        recv_start_s: start,
+        recv_end_s: start + 0.01,
+        ..mi(sent, acked, 0.0, 0.01, 0.04)
+    };
+    let silent = |start: f64| MonitorInterval {
+        rtt: RttSummary::default(),
+        ..at(start, 10.0, 0.0)
+    };
+    let run = |held: bool| {
+        let mut st = StartupState::begin(Some(&s));
+        let mut t = 0.0;
+        if held {
+            // The first round trip: four MIs at the start rate hear nothing.
+            for _ in 0..4 {
+                assert_eq!(
+                    st.on_mi(&s, &silent(t), 1000.0, 1e5),
+                    StartupStep::Pace(1000.0)
+                );
+                t += 0.01;
+            }
+        }
+        // Then a round trip of acks of what left at 1,000 packets/s (11 per 10 ms), while
+        // the rate doubles every MI.
+        let mut rate = 1000.0;
+        let mut steps = Vec::new();
+        for _ in 0..4 {
+            let step = st.on_mi(&s, &at(t, rate / 100.0, 11.0), rate, 1e5);
+            steps.push(step);
+            if let StartupStep::Pace(r) = step {
+                rate = r;
+            }
+            t += 0.01;
+        }
+        steps
+    };
+    // After a hold, the held rate's acks are not a plateau: the growth goes on.
+    let after_hold = run(true);
+    assert!(
+        after_hold.iter().all(|s| matches!(s, StartupStep::Pace(_))),
+        "{after_hold:?}"
+    );
+    assert_eq!(after_hold[3], StartupStep::Pace(16000.0));
+    // Without a hold, four flat MIs are a plateau, as they always were.
+    let no_hold = run(false);
+    assert!(
+        matches!(no_hold[3], StartupStep::Exit(_, StartupExit::Plateau)),
+        "{no_hold:?}"
+    );
+}
