@@ -4,9 +4,13 @@
 //! intervals by the gym's rule and returns the rate to pace at. Nothing here knows a stack;
 //! `s2n.rs` plugs it into s2n-quic.
 //!
-//! The policy trained on 1500-byte packets ([`BYTES_PER_PACKET`]): a stack's datagrams are
-//! counted in those units, a remainder carried to the next event, so that an MI holds the
-//! bytes it held in training and the rate (packets/s) means the same bytes per second. Pacing
+//! The policy trained on 1500-byte packets ([`BYTES_PER_PACKET`]) as the bottleneck carries
+//! them, headers included: a stack's datagrams are counted in those units, a remainder carried
+//! to the next event, so that an MI holds the bytes it held in training and the rate
+//! (packets/s) means the same bytes per second on the wire. A stack that counts its datagrams'
+//! payload (QUIC's packets, without the IP and UDP headers) says how many header bytes each
+//! datagram carries ([`LearnedRate::with_datagram_overhead`]): a full-size datagram is then
+//! one whole packet. Pacing
 //! follows the rate: each datagram's departure is the previous one's plus its bytes at the
 //! current rate; a sender that fell behind (late timers, an idle application) catches up by at
 //! most [`PACING_BURST_PACKETS`] (or [`MAX_PACING_LAG_S`] of packets, if more), and no more
@@ -91,9 +95,10 @@ struct Units {
 }
 
 impl Units {
-    /// Adds `bytes`; returns how many whole packets are now due.
-    fn add(&mut self, bytes: f64) -> u64 {
-        self.carry += bytes / BYTES_PER_PACKET;
+    /// Adds `bytes`, of which `bytes_per_packet` make a packet; returns how many whole packets
+    /// are now due.
+    fn add(&mut self, bytes: f64, bytes_per_packet: f64) -> u64 {
+        self.carry += bytes / bytes_per_packet;
         let whole = self.carry.floor();
         self.carry -= whole;
         whole as u64
@@ -109,6 +114,9 @@ pub struct LearnedRate {
     sent: Units,
     acked: Units,
     lost: Units,
+    /// The stack's bytes that make one policy packet ([`BYTES_PER_PACKET`] less the headers
+    /// each datagram carries that the stack does not count).
+    bytes_per_packet: f64,
     next_departure_s: f64,
     started: bool,
     log: Option<MiLog>,
@@ -133,10 +141,22 @@ impl LearnedRate {
             sent: Units::default(),
             acked: Units::default(),
             lost: Units::default(),
+            bytes_per_packet: BYTES_PER_PACKET,
             next_departure_s: 0.0,
             started: false,
             log,
         })
+    }
+
+    /// Counts `overhead_bytes` of headers per datagram that the stack's byte counts leave out
+    /// (28 for UDP over IPv4, 48 over IPv6: [`udp_overhead_bytes`]), so that a full-size
+    /// datagram is one whole 1500-byte packet on the wire and the rate paces the wire's bytes.
+    /// Call before the first event. Overheads outside [0, 1000) are refused (kept as they were).
+    pub fn with_datagram_overhead(mut self, overhead_bytes: f64) -> Self {
+        if (0.0..1000.0).contains(&overhead_bytes) {
+            self.bytes_per_packet = BYTES_PER_PACKET - overhead_bytes;
+        }
+        self
     }
 
     /// Starts the first MI at `now_s` (the stack's clock, in seconds) if it has not started;
@@ -160,19 +180,20 @@ impl LearnedRate {
     pub fn on_sent_limited(&mut self, now_s: f64, bytes: usize, app_limited: bool) {
         self.before_event(now_s);
         self.ledger.set_app_limited(app_limited);
-        for _ in 0..self.sent.add(bytes as f64) {
+        for _ in 0..self.sent.add(bytes as f64, self.bytes_per_packet) {
             let closed = self.ledger.on_sent(now_s);
             self.keep(closed);
         }
         let rate = self.pacing_rate_bytes_per_s();
-        let credit_s = MAX_PACING_LAG_S.max((PACING_BURST_PACKETS - 1.0) * BYTES_PER_PACKET / rate);
+        let credit_s =
+            MAX_PACING_LAG_S.max((PACING_BURST_PACKETS - 1.0) * self.bytes_per_packet / rate);
         self.next_departure_s = self.next_departure_s.max(now_s - credit_s) + bytes as f64 / rate;
     }
 
     /// `bytes` were acknowledged at `now_s`, their RTT sampled at `rtt_s`.
     pub fn on_acked(&mut self, now_s: f64, bytes: usize, rtt_s: f64) {
         self.before_event(now_s);
-        for _ in 0..self.acked.add(bytes as f64) {
+        for _ in 0..self.acked.add(bytes as f64, self.bytes_per_packet) {
             let closed = self.ledger.on_acked(now_s, rtt_s);
             self.keep(closed);
         }
@@ -181,7 +202,7 @@ impl LearnedRate {
     /// `bytes` were declared lost at `now_s`.
     pub fn on_lost(&mut self, now_s: f64, bytes: usize) {
         self.before_event(now_s);
-        let n = self.lost.add(bytes as f64);
+        let n = self.lost.add(bytes as f64, self.bytes_per_packet);
         let closed = self.ledger.on_lost(now_s, n);
         self.keep(closed);
     }
@@ -211,9 +232,9 @@ impl LearnedRate {
         self.ledger.rate_pps()
     }
 
-    /// The rate to pace at (bytes per second).
+    /// The rate to pace at (the stack's bytes per second).
     pub fn pacing_rate_bytes_per_s(&self) -> f64 {
-        self.ledger.rate_pps() * BYTES_PER_PACKET
+        self.ledger.rate_pps() * self.bytes_per_packet
     }
 
     /// When the next datagram may leave (the stack's clock, s).
@@ -231,5 +252,15 @@ impl LearnedRate {
     /// The controller (its objective, last action, observation).
     pub fn controller(&self) -> &Controller {
         self.ledger.driver().controller()
+    }
+}
+
+/// The bytes of headers a UDP datagram carries that a QUIC stack's byte counts leave out: UDP's
+/// 8 and IP's 20 (IPv4) or 40 (IPv6).
+pub fn udp_overhead_bytes(ipv6: bool) -> f64 {
+    if ipv6 {
+        48.0
+    } else {
+        28.0
     }
 }

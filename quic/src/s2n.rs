@@ -16,11 +16,12 @@
 //! # Ok(()) }
 //! ```
 
-use crate::learned_rate::{LearnedRate, MiLog, ObjectiveHandle};
+use crate::learned_rate::{udp_overhead_bytes, LearnedRate, MiLog, ObjectiveHandle};
 use mocc_policy::{Policy, PolicyError, OBJECTIVE_DIM};
 use s2n_quic::provider::congestion_controller::{
     self, CongestionController, Publisher, RandomGenerator, RttEstimator, Timestamp,
 };
+use s2n_quic::provider::event::events::SocketAddress;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,7 +100,8 @@ impl congestion_controller::Endpoint for LearnedEndpoint {
             self.changes.clone(),
             self.log.clone(),
         )
-        .expect("the endpoint checked the objective");
+        .expect("the endpoint checked the objective")
+        .with_datagram_overhead(udp_overhead_bytes(is_ipv6(&path.remote_address)));
         LearnedController {
             rate,
             epoch: None,
@@ -110,8 +112,11 @@ impl congestion_controller::Endpoint for LearnedEndpoint {
     }
 }
 
-/// How long feedback on a packet takes at most, usually: the smoothed RTT and the peer's
-/// maximum ACK delay.
+/// Whether a path's peer is an IPv6 address (its datagrams carry 40 bytes of IP header, not 20).
+fn is_ipv6(address: &SocketAddress) -> bool {
+    matches!(address, SocketAddress::IpV6 { .. })
+}
+
 /// The path's one-way delay as far as the estimator knows it: half the smoothed RTT once it
 /// has a sample, 0 (unknown) before.
 fn one_way_delay_estimate_s(rtt: &RttEstimator) -> f64 {
@@ -121,6 +126,8 @@ fn one_way_delay_estimate_s(rtt: &RttEstimator) -> f64 {
     }
 }
 
+/// How long feedback on a packet takes at most, usually: the smoothed RTT and the peer's
+/// maximum ACK delay.
 fn feedback_delay_s(rtt: &RttEstimator) -> f64 {
     (rtt.smoothed_rtt() + rtt.max_ack_delay()).as_secs_f64()
 }

@@ -283,3 +283,41 @@ fn the_first_round_trip_does_not_grow_the_rate() {
     }
     assert!(rate.rate_pps() > 4166.0, "{}", rate.rate_pps());
 }
+
+#[test]
+fn with_the_datagram_overhead_a_full_datagram_is_one_packet_on_the_wire() {
+    // QUIC counts its packets' bytes; the bottleneck also carries 28 bytes of IPv4 and UDP
+    // headers per datagram. With the overhead, 1472-byte datagrams are whole 1500-byte
+    // packets: the adapter gives the rates of a ledger fed one packet per datagram.
+    let p = policy("aurora");
+    let w = [0.6, 0.3, 0.1];
+    let overhead = mocc_quic::learned_rate::udp_overhead_bytes(false);
+    assert_eq!(overhead, 28.0);
+    assert_eq!(mocc_quic::learned_rate::udp_overhead_bytes(true), 48.0);
+    let mut adapter = LearnedRate::new(p.clone(), w, 300.0, ObjectiveHandle::new(), None)
+        .expect("w")
+        .with_datagram_overhead(overhead);
+    let controller = Controller::new(p, w).expect("w");
+    let mut ledger = MiLedger::new(PolicyDriver::new(controller, 300.0));
+    adapter.start(0.0, 0.02);
+    ledger.start(0.0, 0.02);
+    for k in 1..=2000 {
+        let t = k as f64 * 0.003;
+        adapter.on_sent(t, 1472);
+        ledger.on_sent(t);
+        if k > 10 {
+            adapter.on_acked(t + 0.0001, 1472, 0.03);
+            ledger.on_acked(t + 0.0001, 0.03);
+        }
+        assert_eq!(adapter.rate_pps(), ledger.rate_pps(), "send {k}");
+    }
+    // Pacing spaces 1472-byte datagrams at the policy's packet rate: the wire's 1500 bytes.
+    let rate = adapter.rate_pps();
+    assert!((adapter.pacing_rate_bytes_per_s() - rate * 1472.0).abs() < 1e-9);
+    // An overhead no datagram can have is refused.
+    let mut unchanged = LearnedRate::new(policy("aurora"), w, 300.0, ObjectiveHandle::new(), None)
+        .expect("w")
+        .with_datagram_overhead(-1.0);
+    unchanged.start(0.0, 0.02);
+    assert_eq!(unchanged.pacing_rate_bytes_per_s(), 300.0 * 1500.0);
+}
