@@ -66,8 +66,8 @@ enum Driver {
     Baseline(SenderConfig),
 }
 
-/// The sender of a baseline name: `cubic`, `bbr`, `copa`, `vegas`, `vivace` or `const:RATE`
-/// (packets/s).
+/// The sender of a baseline name: `cubic`, `cubic_unpaced`, `bbr`, `copa`, `vegas`, `vivace` or
+/// `const:RATE` (packets/s).
 pub fn baseline_sender(name: &str) -> Option<Result<SenderConfig, String>> {
     if let Some(kind) = ClassicKind::from_name(name) {
         return Some(Ok(SenderConfig {

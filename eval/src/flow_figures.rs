@@ -34,6 +34,11 @@ pub fn friendliness_rates_of(rates: &crate::flows::FlowRates) -> (f64, f64) {
     )
 }
 
+/// The Cubic flow a friendliness run sets beside a scheme (the spec's `cubic`).
+pub fn friendliness_cubic(spec: &FriendlinessSpec) -> Result<LoadedPolicy, EvalError> {
+    Ok(LoadedPolicy::load(Path::new(spec.cubic.name()))?)
+}
+
 /// One flow of `p` (under the spec's objective, or its own) and one of `cubic`, both from
 /// the start, on `net` for the spec's duration; delivery rates per second.
 pub fn friendliness_run(
@@ -71,7 +76,7 @@ pub fn friendliness_outputs(
     spec: &FriendlinessSpec,
     policies: &[LoadedPolicy],
 ) -> Result<Vec<PathBuf>, EvalError> {
-    let cubic = LoadedPolicy::load(Path::new("cubic"))?;
+    let cubic = friendliness_cubic(spec)?;
     let mut text = String::from("policy,policy_pps,cubic_pps,ratio,queue_pkts\n");
     let mut figures = Vec::new();
     for (label, net) in spec.networks() {

@@ -10,7 +10,7 @@ use crate::path::{rate_driver, seconds_between};
 use crate::run::{run_timed_flows, FlowSender, TimedFlow};
 use mocc_eval::actor::LoadedPolicy;
 use mocc_eval::fairness_outputs::{fairness_rates, FairnessSummary};
-use mocc_eval::flow_figures::{friendliness_rates_of, friendliness_run};
+use mocc_eval::flow_figures::{friendliness_cubic, friendliness_rates_of, friendliness_run};
 use mocc_eval::flows::{FlowNetwork, FlowRates};
 use mocc_eval::results::EvalError;
 use mocc_eval::suite::{FairnessSpec, FriendlinessSpec};
@@ -190,7 +190,7 @@ pub fn compare_friendliness(
     mut on_row: impl FnMut(&FriendlinessRow) -> Result<(), CompareError>,
 ) -> Result<Vec<FriendlinessRow>, CompareError> {
     let loaded = LoadedPolicy::load(Path::new(policy)).map_err(EvalError::from)?;
-    let cubic = LoadedPolicy::load(Path::new("cubic")).map_err(EvalError::from)?;
+    let cubic = friendliness_cubic(spec)?;
     let objective = spec.objective.unwrap_or(loaded.scenario().objective);
     let mut rows = Vec::new();
     for (_, net) in spec.networks() {

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// A checkpoint folder, a run folder (its newest checkpoint), an export folder, or a
-    /// baseline: cubic, bbr, copa, vegas, vivace, const:RATE (packets/s). Repeat to compare.
+    /// baseline: cubic, cubic_unpaced, bbr, copa, vegas, vivace, const:RATE (packets/s). Repeat
+    /// to compare.
     #[arg(long, required = true)]
     policy: Vec<PathBuf>,
     /// Suite file (networks, objectives, seeds, steps).

@@ -178,7 +178,7 @@ fn leo(a: LeoArgs) -> anyhow::Result<()> {
             .with_context(|| format!("--schemes {name}"))?;
         if scheme.baseline().is_none() {
             anyhow::bail!(
-                "--schemes {name}: not a classic scheme (cubic, bbr, copa, vivace, vegas)"
+                "--schemes {name}: not a classic scheme (cubic, cubic_unpaced, bbr, copa, vivace, vegas)"
             );
         }
         policies.push(scheme);

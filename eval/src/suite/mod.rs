@@ -4,6 +4,7 @@
 
 use crate::flows::FlowNetwork;
 use crate::simulate::Horizon;
+use mocc_gym::cc::ClassicKind;
 use mocc_gym::ScenarioConfig;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -315,6 +316,19 @@ pub struct FriendlinessSpec {
     /// The learned flow's objective (default: the policy's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objective: Option<[f64; 3]>,
+    /// Which Cubic the simulator runs beside it: `cubic` (default; paced, as Linux paces it
+    /// under the fq qdisc) or `cubic_unpaced` (clocked out by the ACKs, as Linux's Cubic
+    /// leaves a host whose qdisc does not pace it, `mocc net`'s real path among them).
+    #[serde(default = "paced_cubic", skip_serializing_if = "is_paced_cubic")]
+    pub cubic: ClassicKind,
+}
+
+fn paced_cubic() -> ClassicKind {
+    ClassicKind::Cubic
+}
+
+fn is_paced_cubic(k: &ClassicKind) -> bool {
+    *k == ClassicKind::Cubic
 }
 
 impl FriendlinessSpec {
@@ -351,6 +365,12 @@ impl FriendlinessSpec {
                     "friendliness.buffers_bdp[{i}]: must lie in (0, 100] (got {k})"
                 ));
             }
+        }
+        if !matches!(self.cubic, ClassicKind::Cubic | ClassicKind::CubicUnpaced) {
+            return Err(format!(
+                "friendliness.cubic: must be cubic or cubic_unpaced (got {})",
+                self.cubic.name()
+            ));
         }
         if let Some(w) = &self.objective {
             mocc_gym::config::validate_objective("friendliness.objective", w)
@@ -498,6 +518,27 @@ pub(crate) mod tests {
         assert_eq!(n[2].1.delay_s, 0.1);
         assert_eq!(n[2].1.bw_pps, 500.0);
         assert_eq!(SweepParam::Delay.axis_value(&n[2].1), 200.0);
+    }
+
+    #[test]
+    fn friendliness_runs_beside_a_paced_cubic_unless_told_otherwise() {
+        let net = "network: {bw_pps: 1000, delay_s: 0.02, queue_pkts: 40}, duration_s: 45";
+        let plain: FriendlinessSpec = serde_saphyr::from_str(&format!("{{{net}}}")).unwrap();
+        assert_eq!(plain.cubic, ClassicKind::Cubic);
+        assert_eq!(plain.validate(), Ok(()));
+        let unpaced: FriendlinessSpec =
+            serde_saphyr::from_str(&format!("{{{net}, cubic: cubic_unpaced}}")).unwrap();
+        assert_eq!(unpaced.cubic, ClassicKind::CubicUnpaced);
+        assert_eq!(unpaced.validate(), Ok(()));
+        let other: FriendlinessSpec =
+            serde_saphyr::from_str(&format!("{{{net}, cubic: bbr}}")).unwrap();
+        assert!(other
+            .validate()
+            .unwrap_err()
+            .contains("friendliness.cubic: must be cubic or cubic_unpaced (got bbr)"));
+        assert!(
+            serde_saphyr::from_str::<FriendlinessSpec>(&format!("{{{net}, cubic: reno}}")).is_err()
+        );
     }
 
     #[test]

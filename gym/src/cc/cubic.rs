@@ -1,5 +1,10 @@
 //! Cubic (RFC 9438): window growth `W(t) = C (t - K)^3 + W_max`, multiplicative decrease by
 //! beta = 0.7, fast convergence, and the Reno-friendly region `W_est`.
+//!
+//! Paced (the default) it sends as Linux's Cubic does under the fq qdisc: at 2 (slow start) or
+//! 1.2 times the window per smoothed RTT. [`Cubic::ack_clocked`] sends as Linux's Cubic does
+//! under its default qdiscs (and on a veth, which has none), which do not pace it: a packet
+//! leaves as soon as the window allows, at the host's line rate ([`LINE_RATE_PPS`]).
 
 use super::{window_pacing, Ack, Loss, Srtt, INITIAL_CWND, MIN_CWND};
 use serde::{Deserialize, Serialize};
@@ -8,6 +13,9 @@ use serde::{Deserialize, Serialize};
 pub const C: f64 = 0.4;
 /// Multiplicative decrease factor.
 pub const BETA: f64 = 0.7;
+/// The rate an unpaced sender's packets leave its host at (packets/s): 12 Gbit/s, above any
+/// simulated bottleneck, so that the window alone spaces them.
+pub const LINE_RATE_PPS: f64 = 1e6;
 
 /// Cubic's state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,6 +31,13 @@ pub struct Cubic {
     /// Losses of packets sent before this time belong to the last reduction's loss event.
     #[serde(with = "crate::serde_float")]
     recovery_start_s: f64,
+    /// Whether it paces (false: its packets leave as the window opens).
+    #[serde(default = "paced_by_default")]
+    paced: bool,
+}
+
+fn paced_by_default() -> bool {
+    true
 }
 
 impl Default for Cubic {
@@ -36,6 +51,7 @@ impl Default for Cubic {
             w_est: 0.0,
             srtt: Srtt::default(),
             recovery_start_s: f64::NEG_INFINITY,
+            paced: true,
         }
     }
 }
@@ -51,13 +67,24 @@ pub fn k_for(w_max: f64, cwnd: f64) -> f64 {
 }
 
 impl Cubic {
+    /// A Cubic that does not pace: the ACKs clock its packets out (see the module docs).
+    pub fn ack_clocked() -> Self {
+        Self {
+            paced: false,
+            ..Self::default()
+        }
+    }
+
     /// Congestion window (packets).
     pub fn cwnd(&self) -> f64 {
         self.cwnd
     }
 
-    /// Pacing rate (packets/s).
+    /// Pacing rate (packets/s): [`LINE_RATE_PPS`] when it does not pace.
     pub fn pacing_pps(&self) -> f64 {
+        if !self.paced {
+            return LINE_RATE_PPS;
+        }
         let gain = if self.cwnd < self.ssthresh { 2.0 } else { 1.2 };
         window_pacing(self.cwnd, self.srtt, gain)
     }
@@ -167,5 +194,33 @@ mod tests {
             t += 0.002;
         }
         assert!(c.cwnd() > c.w_max, "{} vs {}", c.cwnd(), c.w_max);
+    }
+
+    #[test]
+    fn ack_clocked_keeps_the_window_and_sends_at_line_rate() {
+        let (mut paced, mut clocked) = (Cubic::default(), Cubic::ack_clocked());
+        for i in 0..200 {
+            let a = ack(0.1 + i as f64 * 0.001);
+            paced.on_ack(&a);
+            clocked.on_ack(&a);
+            if i == 120 {
+                let l = Loss {
+                    now_s: a.now_s,
+                    sent_s: a.sent_s,
+                    inflight: 100,
+                };
+                paced.on_loss(&l);
+                clocked.on_loss(&l);
+            }
+            assert_eq!(paced.cwnd(), clocked.cwnd(), "ack {i}");
+        }
+        // Paced at 1.2 windows per RTT (0.1 s) after the loss; unpaced at line rate.
+        assert!((paced.pacing_pps() - 1.2 * paced.cwnd() / 0.1).abs() < 1e-9);
+        assert_eq!(clocked.pacing_pps(), LINE_RATE_PPS);
+        // A snapshot from before the option reads as paced.
+        let mut json = serde_json::to_value(&paced).expect("json");
+        json.as_object_mut().expect("object").remove("paced");
+        let old: Cubic = serde_json::from_value(json).expect("old snapshot");
+        assert_eq!(old, paced);
     }
 }

@@ -94,8 +94,11 @@ pub fn window_pacing(cwnd: f64, srtt: Srtt, gain: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClassicKind {
-    /// Cubic (RFC 9438).
+    /// Cubic (RFC 9438), paced as Linux paces it under the fq qdisc.
     Cubic,
+    /// Cubic unpaced, its packets clocked out by the ACKs: Linux's Cubic under its default
+    /// qdiscs, as on `mocc net`'s real path.
+    CubicUnpaced,
     /// BBR v1.
     Bbr,
     /// Copa, default mode, delta 0.5.
@@ -108,8 +111,9 @@ pub enum ClassicKind {
 
 impl ClassicKind {
     /// Every kind.
-    pub const ALL: [ClassicKind; 5] = [
+    pub const ALL: [ClassicKind; 6] = [
         ClassicKind::Cubic,
+        ClassicKind::CubicUnpaced,
         ClassicKind::Bbr,
         ClassicKind::Copa,
         ClassicKind::Vegas,
@@ -120,6 +124,7 @@ impl ClassicKind {
     pub fn name(self) -> &'static str {
         match self {
             ClassicKind::Cubic => "cubic",
+            ClassicKind::CubicUnpaced => "cubic_unpaced",
             ClassicKind::Bbr => "bbr",
             ClassicKind::Copa => "copa",
             ClassicKind::Vegas => "vegas",
@@ -162,6 +167,7 @@ impl ClassicCc {
     pub fn new(kind: ClassicKind) -> Self {
         match kind {
             ClassicKind::Cubic => ClassicCc::Cubic(Cubic::default()),
+            ClassicKind::CubicUnpaced => ClassicCc::Cubic(Cubic::ack_clocked()),
             ClassicKind::Bbr => ClassicCc::Bbr(Bbr::default()),
             ClassicKind::Copa => ClassicCc::Copa(Copa::default()),
             ClassicKind::Vegas => ClassicCc::Vegas(Vegas::default()),

@@ -25,8 +25,10 @@ pub enum ControllerConfig {
         #[serde(default)]
         cc: Option<ClassicKind>,
     },
-    /// Cubic (RFC 9438).
+    /// Cubic (RFC 9438), paced.
     Cubic,
+    /// Cubic unpaced (clocked out by the ACKs).
+    CubicUnpaced,
     /// BBR v1.
     Bbr,
     /// Copa (default mode, delta 0.5).
@@ -42,6 +44,7 @@ impl ControllerConfig {
     pub fn classic(&self) -> Option<ClassicKind> {
         match *self {
             ControllerConfig::Cubic => Some(ClassicKind::Cubic),
+            ControllerConfig::CubicUnpaced => Some(ClassicKind::CubicUnpaced),
             ControllerConfig::Bbr => Some(ClassicKind::Bbr),
             ControllerConfig::Copa => Some(ClassicKind::Copa),
             ControllerConfig::Vegas => Some(ClassicKind::Vegas),
@@ -55,6 +58,7 @@ impl ControllerConfig {
     pub fn from_classic(kind: ClassicKind) -> Self {
         match kind {
             ClassicKind::Cubic => ControllerConfig::Cubic,
+            ClassicKind::CubicUnpaced => ControllerConfig::CubicUnpaced,
             ClassicKind::Bbr => ControllerConfig::Bbr,
             ClassicKind::Copa => ControllerConfig::Copa,
             ClassicKind::Vegas => ControllerConfig::Vegas,
