@@ -10,11 +10,10 @@
 //! (packets/s) means the same bytes per second on the wire. A stack that counts its datagrams'
 //! payload (QUIC's packets, without the IP and UDP headers) says how many header bytes each
 //! datagram carries ([`LearnedRate::with_datagram_overhead`]): a full-size datagram is then
-//! one whole packet. Pacing
-//! follows the rate: each datagram's departure is the previous one's plus its bytes at the
-//! current rate; a sender that fell behind (late timers, an idle application) catches up by at
-//! most [`PACING_BURST_PACKETS`] (or [`MAX_PACING_LAG_S`] of packets, if more), and no more
-//! credit builds up while the application is idle.
+//! one whole packet. Pacing follows the rate: each datagram's departure is the previous one's
+//! plus its bytes at the current rate; a sender that fell behind (late timers, an idle
+//! application) catches up by at most [`PACING_BURST_PACKETS`] (or [`MAX_PACING_LAG_S`] of
+//! packets, if more), and no more credit builds up while the application is idle.
 
 use mocc_policy::{
     ClosedMi, Controller, MiLedger, ObjectiveError, Policy, PolicyDriver, BYTES_PER_PACKET,
