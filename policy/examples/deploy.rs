@@ -131,6 +131,7 @@ impl MiCounter {
             recv_start_s: self.first_ack_s.unwrap_or(end_s),
             recv_end_s: self.last_ack_s.max(self.first_ack_s.unwrap_or(end_s)),
             rtt: RttSummary::from_samples(&self.rtts),
+            ack_span: None,
         };
         self.start_s = end_s;
         self.sent = 0.0;

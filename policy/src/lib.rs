@@ -56,8 +56,8 @@ pub use export::{
 pub use features::{Feature, FeatureError, FeatureSet};
 pub use history::{ObservationBuilder, ObservationConfig};
 pub use mi::{
-    MetricsVersion, MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, RttTally,
-    BYTES_PER_PACKET, NO_BASELINE_LATENCY_S,
+    AckSpan, AckTimes, MetricsVersion, MiCounters, MonitorInterval, MonitorIntervalConfig,
+    RttSummary, RttTally, BYTES_PER_PACKET, NO_BASELINE_LATENCY_S,
 };
 pub use mode::{Mode, ModeState, ModeSwitch};
 pub use net::{Activation, OBJECTIVE_DIM};

@@ -219,7 +219,7 @@ impl<D: RateDriver> MiLedger<D> {
     /// A packet was acknowledged at `t` with an RTT sample of `rtt_s`. Returns the MI it
     /// closed, if any.
     pub fn on_acked(&mut self, t: f64, rtt_s: f64) -> Option<ClosedMi> {
-        self.counters.on_acked(rtt_s);
+        self.counters.on_acked(t, rtt_s);
         self.event_at(t)
     }
 

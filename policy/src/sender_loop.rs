@@ -364,6 +364,7 @@ mod tests {
                     recv_start_s: start,
                     recv_end_s: start + 0.1,
                     rtt: RttSummary::from_samples(&[rtt - 0.001, rtt, rtt + 0.001]),
+                    ack_span: None,
                 }
             })
             .collect()
@@ -460,6 +461,7 @@ mod tests {
             recv_start_s: start,
             recv_end_s: start + 0.1,
             rtt: RttSummary::from_samples(&[rtt_s, rtt_s]),
+            ack_span: None,
         }
     }
 

@@ -229,6 +229,7 @@ fn mi(k: usize, rtt: f64) -> MonitorInterval {
         recv_start_s: t + rtt,
         recv_end_s: t + 0.05 + rtt,
         rtt: RttSummary::from_samples(&[rtt, rtt * 1.1, rtt * 1.2]),
+        ack_span: None,
     }
 }
 

@@ -26,6 +26,7 @@ fn intervals() -> Vec<MonitorInterval> {
                 recv_start_s: t + 0.06,
                 recv_end_s: t + 0.09,
                 rtt: RttSummary::from_samples(&[0.06, 0.061 + 0.001 * (k % 4) as f64]),
+                ack_span: None,
             }
         })
         .collect()
@@ -95,6 +96,7 @@ fn full_rate_then_back_off(start_s: f64) -> Vec<MonitorInterval> {
                 recv_start_s: t,
                 recv_end_s: t + 0.03,
                 rtt: RttSummary::from_samples(&[0.06, 0.06]),
+                ack_span: None,
             }
         })
         .collect()
@@ -155,6 +157,7 @@ fn rising_rtt(start_s: f64) -> Vec<MonitorInterval> {
                 recv_start_s: t,
                 recv_end_s: t + 0.03,
                 rtt: RttSummary::from_samples(&[0.06 + 1e-4 * k as f64]),
+                ack_span: None,
             }
         })
         .collect()

@@ -281,6 +281,8 @@ impl Controller {
             recv_start_s: recv_start_s.unwrap_or(send_start_s),
             recv_end_s: recv_end_s.unwrap_or(send_end_s),
             rtt,
+            // A caller's own MIs carry no acknowledgement times (`on_acked`'s do).
+            ack_span: None,
         };
         Ok(self.inner.on_monitor_interval(&mi))
     }

@@ -128,6 +128,7 @@ mod tests {
                 recv_start_s: start,
                 recv_end_s: start + 0.1,
                 rtt: RttSummary::from_samples(&[rtt]),
+                ack_span: None,
             },
         }
     }

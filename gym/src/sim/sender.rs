@@ -250,7 +250,7 @@ impl Sender {
             self.mi.on_lost_train(p.packets);
             self.totals.lost += u64::from(p.packets);
         } else {
-            self.mi.on_acked_train(p.rtt_s, p.packets);
+            self.mi.on_acked_train(now, p.rtt_s, p.packets);
             self.totals.acked += u64::from(p.packets);
         }
         if self.cc.is_some() {

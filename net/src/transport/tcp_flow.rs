@@ -252,6 +252,8 @@ impl Sampler {
                 first_half_mean_s: if count > 1 { rtt_s } else { 0.0 },
                 second_half_mean_s: if count > 1 { rtt_s } else { 0.0 },
             },
+            // A kernel flow's samples are totals, not acknowledgement times.
+            ack_span: None,
         };
         let rate_pps = if now_s > self.last_s {
             (delivered + lost) / (now_s - self.last_s)

@@ -57,6 +57,9 @@ impl From<&MoccMonitorInterval> for MonitorInterval {
                 first_half_mean_s: m.rtt_first_half_mean_s,
                 second_half_mean_s: m.rtt_second_half_mean_s,
             },
+            // A caller's own MIs carry no acknowledgement times (the packet-event API's do):
+            // a startup falls back to the MI's window.
+            ack_span: None,
         }
     }
 }

@@ -25,10 +25,14 @@
 //!   not end it, as a maximum above the link would hand the agent more than the path carries.
 //!
 //! The agent's rate is then the highest delivery rate the startup measured (BBR's bottleneck
-//! bandwidth estimate), never above the rate it paced at. First, when the last MI sent faster
-//! than that rate and the newer half of its RTT samples is above `drained_latency_ratio` times
-//! the lowest (a queue, and the startup's own), the startup drains (BBR's Drain): it paces at
-//! `drain_rate_fraction` of that rate until an MI's RTT is back within
+//! bandwidth estimate), never above the rate it paced at; the delivery rate is timed from an
+//! MI's first acknowledgement to its last, not over its window, which at 10 packets per MI
+//! reads 10% low. First, when the last MI sent faster than that rate and the startup ended on a
+//! plateau or at the maximum (its queue is on the way, though the RTT samples trail it by a
+//! round trip) or the newer half of the last MI's RTT samples is above `drained_latency_ratio`
+//! times the lowest (a queue, and the startup's own), the startup drains (BBR's Drain): it
+//! paces at `drain_rate_fraction` of that rate until an MI of acknowledgements of what the
+//! drain sent (one that began the lowest RTT after the drain) has its RTT back within
 //! `drained_latency_ratio` of the lowest, or for at most `max_drain_mis` MIs. An
 //! application-limited sender, whose pacing rate grew while it sent what it had, drains
 //! nothing. Drain MIs are not base-RTT probes: the mode switch does not judge them. The agent
@@ -250,6 +254,9 @@ pub struct StartupState {
     /// When the last MI that heard nothing back ended (s; 0: none did).
     #[serde(default, skip_serializing_if = "is_zero")]
     held_until_s: f64,
+    /// When the drain began (s; 0 before it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    drain_from_s: f64,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -342,11 +349,13 @@ impl StartupState {
             return StartupStep::Exit(rate_pps, why);
         }
         self.settled_pps = self.best_delivered_pps.min(rate_pps);
-        let own_queue = self.overshot(mi) && self.queue_shows(startup, mi);
+        let own_queue =
+            self.overshot(mi) && (queue_on_its_way(why) || self.queue_shows(startup, mi));
         if startup.max_drain_mis == 0 || !own_queue {
             self.running = false;
             return StartupStep::Exit(self.settled_pps, why);
         }
+        self.drain_from_s = mi.send_end_s;
         StartupStep::Pace(self.settled_pps * startup.drain_rate_fraction)
     }
 
@@ -371,6 +380,14 @@ impl StartupState {
         newest_latency_s(mi) > startup.drained_latency_ratio * self.min_rtt_s
     }
 
+    /// Whether `mi`'s acknowledgements are of packets the drain sent (it began at least the
+    /// lowest RTT after the drain did). The ones before are of the growth's last packets,
+    /// whose RTT samples may not show yet the queue that those packets are building: on 12
+    /// Mbit/s the first drain MI's 44 ms ended a drain whose queue then rose to 64.
+    fn acks_of_drain(&self, mi: &MonitorInterval) -> bool {
+        mi.send_start_s >= self.drain_from_s + self.min_rtt_s
+    }
+
     /// Whether `mi`'s RTT is within `drained_latency_ratio` of the startup's lowest: no queue
     /// to drain.
     fn is_drained(&self, startup: &Startup, mi: &MonitorInterval) -> bool {
@@ -378,11 +395,13 @@ impl StartupState {
         rtt > 0.0 && rtt <= startup.drained_latency_ratio * self.min_rtt_s
     }
 
-    /// A drain MI: the drain ends once an MI sees the path or after `max_drain_mis`.
+    /// A drain MI: the drain ends once an MI of acknowledgements of what the drain sent sees
+    /// the path, or after `max_drain_mis`.
     fn on_drain_mi(&mut self, startup: &Startup, mi: &MonitorInterval) -> StartupStep {
         self.drain_mis += 1;
         let why = self.exit.unwrap_or(StartupExit::Queue);
-        if self.is_drained(startup, mi) || self.drain_mis >= startup.max_drain_mis {
+        let drained = self.acks_of_drain(mi) && self.is_drained(startup, mi);
+        if drained || self.drain_mis >= startup.max_drain_mis {
             self.running = false;
             StartupStep::Exit(self.settled_pps, why)
         } else {
@@ -443,7 +462,7 @@ impl StartupState {
         let delivered = delivery_rate_pps(mi);
         // A rate from a handful of acks is noise: it neither counts towards a plateau nor
         // breaks one; nor do the acks of what was sent while the rate held.
-        if acked_packets(mi) >= PLATEAU_SAMPLE_ACKS
+        if acked_packets(mi) >= RATE_SAMPLE_ACKS
             && self.best_delivered_pps > 0.0
             && !self.acks_of_held_rate(mi)
         {
@@ -466,6 +485,15 @@ impl StartupState {
             None
         }
     }
+}
+
+/// Whether a growth that ended so left a queue of its own whether or not the exit MI's RTT
+/// samples show it: at a plateau (or the maximum) the startup went on sending faster than the
+/// path delivered for the flat MIs, and the RTT samples trail that sending by a round trip
+/// (at 10 packets per MI the queue of a plateau exit on 4 Mbit/s showed 5 ms of the 90 it
+/// reached). A loss exit's shortfall may be random loss, and a queue exit's shows.
+fn queue_on_its_way(why: StartupExit) -> bool {
+    matches!(why, StartupExit::Plateau | StartupExit::MaxRate)
 }
 
 /// The rate an MI's packets left at, counted as [`delivery_rate_pps`] counts acknowledgements
@@ -493,10 +521,13 @@ fn has_feedback(mi: &MonitorInterval) -> bool {
     mi.bytes_acked > 0.0 || mi.bytes_lost > 0.0 || mi.rtt.count > 0
 }
 
-/// The fewest acknowledgements whose delivery rate the plateau test judges: an MI of 2 to 7
-/// acks (the first MIs of a connection that starts at 1 Mbit/s on a long path) measures its
-/// rate to within a whole gap of the span, too coarse for a 25% test.
-pub const PLATEAU_SAMPLE_ACKS: f64 = 8.0;
+/// The fewest acknowledgements whose delivery rate the plateau test judges, and whose span
+/// times it: an MI of 2 to 7 acks (the first MIs of a connection that starts at 1 Mbit/s on a
+/// long path) measures its rate to within a whole gap of the span, too coarse for a 25% test;
+/// and a handful can arrive closer together than the path delivers (a held ACK frame released
+/// with the next, a handshake's small packets: 5 acknowledgements of a QUIC connection's
+/// first round trip at 1,665 packets/s on a 1,000 packets/s path).
+pub const RATE_SAMPLE_ACKS: f64 = 8.0;
 
 /// Packets `mi` acknowledged.
 fn acked_packets(mi: &MonitorInterval) -> f64 {
@@ -504,12 +535,26 @@ fn acked_packets(mi: &MonitorInterval) -> f64 {
 }
 
 /// The rate an MI's acknowledgements arrived at (packets/s): the packets acknowledged after
-/// the first, over the time from the first to the last (n acks span n - 1 gaps). None with
-/// fewer than two.
+/// the first acknowledgement, over the time from the first to the last ([`crate::AckSpan`]);
+/// None unless they spanned time. An MI of fewer than [`RATE_SAMPLE_ACKS`] acknowledgements,
+/// or without their times (built by a caller), counts over its window instead, one packet less
+/// than it acknowledged (a window's count is off by up to one either way, so the highest of
+/// several MIs stays at or below the path's rate); None with fewer than two.
+///
+/// The window's count is what the sender's MI sizing makes coarse: at 10 packets per MI (4
+/// Mbit/s at 60 ms, or an MI's packet floor) it reads 10% low.
 pub fn delivery_rate_pps(mi: &MonitorInterval) -> Option<f64> {
+    match mi.ack_span {
+        Some(span) if acked_packets(mi) >= RATE_SAMPLE_ACKS => span.delivery_rate_pps(),
+        _ => window_delivery_rate_pps(mi),
+    }
+}
+
+/// An MI's acknowledgements counted over its window, less one (see [`delivery_rate_pps`]).
+fn window_delivery_rate_pps(mi: &MonitorInterval) -> Option<f64> {
     let acked = acked_packets(mi);
-    let span = mi.recv_dur_s();
-    (acked >= 2.0 && span > 0.0).then(|| (acked - 1.0) / span)
+    let window = mi.recv_dur_s();
+    (acked >= 2.0 && window > 0.0).then(|| (acked - 1.0) / window)
 }
 
 #[cfg(test)]

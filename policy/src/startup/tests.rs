@@ -15,6 +15,7 @@ fn mi(sent: f64, acked: f64, lost: f64, recv_s: f64, rtt_s: f64) -> MonitorInter
         recv_start_s: 0.0,
         recv_end_s: recv_s,
         rtt: RttSummary::from_samples(&[rtt_s]),
+        ack_span: None,
     }
 }
 
@@ -25,6 +26,60 @@ fn delivery_rate_counts_the_gaps_between_acks() {
     assert!((d - 100.0).abs() < 1e-9);
     assert_eq!(delivery_rate_pps(&mi(1.0, 1.0, 0.0, 0.1, 0.05)), None);
     assert_eq!(delivery_rate_pps(&mi(5.0, 5.0, 0.0, 0.0, 0.05)), None);
+}
+
+/// A 30 ms MI from `start_s` whose 10 acknowledgements arrive one per 3 ms from 1 ms in (a
+/// 333 packets/s bottleneck), every RTT sample `rtt_s`, counted as a sender counts them.
+fn counted_mi(start_s: f64, rtt_s: f64) -> MonitorInterval {
+    let mut c = crate::MiCounters::starting_at(start_s);
+    for i in 0..10 {
+        c.on_sent();
+        c.on_acked(start_s + 0.001 + 0.003 * f64::from(i), rtt_s);
+    }
+    c.close(start_s + 0.03)
+}
+
+#[test]
+fn delivery_rate_times_the_acknowledgements_where_the_mi_has_them() {
+    // 9 packets after the first acknowledgement over 27 ms: the bottleneck's 333/s, where
+    // the window (9 over 30 ms) reads 300.
+    let timed = counted_mi(1.0, 0.06);
+    assert!((delivery_rate_pps(&timed).unwrap() - 1.0 / 0.003).abs() < 1e-6);
+    let untimed = MonitorInterval {
+        ack_span: None,
+        ..timed
+    };
+    assert!((delivery_rate_pps(&untimed).unwrap() - 300.0).abs() < 1e-6);
+    // Five acknowledgements 0.6 ms apart in a 20 ms MI (a held ACK frame, a handshake's small
+    // packets): too few to time; the window's count (4 over 20 ms) stands.
+    let mut c = crate::MiCounters::starting_at(2.0);
+    for i in 0..5 {
+        c.on_acked(2.001 + 0.0006 * f64::from(i), 0.04);
+    }
+    let bunched = c.close(2.02);
+    assert!(bunched.ack_span.unwrap().delivery_rate_pps().unwrap() > 1600.0);
+    assert!((delivery_rate_pps(&bunched).unwrap() - 200.0).abs() < 1e-6);
+}
+
+#[test]
+fn hands_the_agent_the_bottlenecks_rate_at_ten_packets_per_mi() {
+    let s = Startup {
+        max_drain_mis: 0,
+        ..Startup::default()
+    };
+    let mut st = StartupState::begin(Some(&s));
+    let mut rate = 200.0;
+    for (k, rtt) in [0.06, 0.06, 0.08].into_iter().enumerate() {
+        match st.on_mi(&s, &counted_mi(0.03 * k as f64, rtt), rate, 1e5) {
+            StartupStep::Pace(next) => rate = next,
+            StartupStep::Exit(agent, why) => {
+                assert_eq!((k, why), (2, StartupExit::Queue));
+                assert!((agent - 1.0 / 0.003).abs() < 1e-6, "{agent}");
+                return;
+            }
+        }
+    }
+    panic!("the queue did not end the startup");
 }
 
 #[test]
@@ -73,8 +128,17 @@ fn the_drain_paces_at_its_fraction_until_the_rtt_is_back() {
             st.on_mi(&s, &mi(21.0, 15.0, 0.0, 0.1, 0.07), 200.0, 1e5),
         ];
         assert!(st.draining());
-        for &rtt in rtts {
-            steps.push(st.on_mi(&s, &mi(10.0, 10.0, 0.0, 0.1, rtt), 70.0, 1e5));
+        // Drain MIs follow the growth's (which ended at 0.1 s), 0.1 s apart.
+        for (k, &rtt) in rtts.iter().enumerate() {
+            let start = 0.1 * (k + 1) as f64;
+            let drain_mi = MonitorInterval {
+                send_start_s: start,
+                send_end_s: start + 0.1,
+                recv_start_s: start,
+                recv_end_s: start + 0.1,
+                ..mi(10.0, 10.0, 0.0, 0.1, rtt)
+            };
+            steps.push(st.on_mi(&s, &drain_mi, 70.0, 1e5));
         }
         (steps, st)
     };
@@ -90,6 +154,12 @@ fn the_drain_paces_at_its_fraction_until_the_rtt_is_back() {
         ]
     );
     assert!(!st.running() && !st.draining());
+    // The first drain MI's acknowledgements are of the growth's last packets (it began less
+    // than the lowest RTT, 50 ms, after the drain): their RTT, not yet showing the queue,
+    // does not end the drain; the next MI's does.
+    let (steps, _) = run(&[0.05, 0.054]);
+    assert_eq!(steps[2], StartupStep::Pace(70.0));
+    assert_eq!(steps[3], StartupStep::Exit(140.0, StartupExit::Queue));
     // A queue that stays: the drain ends after max_drain_mis all the same.
     let (steps, _) = run(&[0.07, 0.07, 0.07]);
     assert_eq!(steps[4], StartupStep::Exit(140.0, StartupExit::Queue));
@@ -403,19 +473,22 @@ fn acks_of_what_left_while_the_rate_held_do_not_make_a_plateau() {
             }
             t += 0.01;
         }
-        steps
+        (steps, st.exit())
     };
     // After a hold, the held rate's acks are not a plateau: the growth goes on.
-    let after_hold = run(true);
+    let (after_hold, exit) = run(true);
+    assert_eq!(exit, None);
     assert!(
         after_hold.iter().all(|s| matches!(s, StartupStep::Pace(_))),
         "{after_hold:?}"
     );
     assert_eq!(after_hold[3], StartupStep::Pace(16000.0));
-    // Without a hold, four flat MIs are a plateau, as they always were.
-    let no_hold = run(false);
-    assert!(
-        matches!(no_hold[3], StartupStep::Exit(_, StartupExit::Plateau)),
-        "{no_hold:?}"
-    );
+    // Without a hold, four flat MIs are a plateau, as they always were; it sent 8,000
+    // packets/s where 1,000 came through, and drains at 0.75 x 1,000 first.
+    let (no_hold, exit) = run(false);
+    assert_eq!(exit, Some(StartupExit::Plateau));
+    match no_hold[3] {
+        StartupStep::Pace(r) => assert!((r - 750.0).abs() < 1e-9, "{r}"),
+        other => panic!("{other:?}"),
+    }
 }
