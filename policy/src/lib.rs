@@ -21,6 +21,7 @@
 //!
 //! This crate never depends on libtorch.
 
+pub mod ack_span;
 pub mod app_limited;
 pub mod baseline;
 pub mod clock;
@@ -45,6 +46,7 @@ pub mod spec;
 pub mod staged_dir;
 pub mod startup;
 
+pub use ack_span::{AckSpan, AckTimes};
 pub use app_limited::{app_limited_rate, AppLimit, APP_LIMITED_HEADROOM};
 pub use baseline::{BaselineMode, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
@@ -56,8 +58,8 @@ pub use export::{
 pub use features::{Feature, FeatureError, FeatureSet};
 pub use history::{ObservationBuilder, ObservationConfig};
 pub use mi::{
-    AckSpan, AckTimes, MetricsVersion, MiCounters, MonitorInterval, MonitorIntervalConfig,
-    RttSummary, RttTally, BYTES_PER_PACKET, NO_BASELINE_LATENCY_S,
+    MetricsVersion, MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, RttTally,
+    BYTES_PER_PACKET, NO_BASELINE_LATENCY_S,
 };
 pub use mode::{Mode, ModeState, ModeSwitch};
 pub use net::{Activation, OBJECTIVE_DIM};
