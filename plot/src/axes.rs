@@ -68,20 +68,40 @@ impl Axis {
 }
 
 /// "Nice" tick positions (axis units) for an axis over `[lo, hi]` (axis units), three to seven.
+/// A log axis takes the first of 1-2-5, 1-2-3-5 and 1-3 steps per decade that labels both
+/// ends (a tick within [`LOG_TICK_REACH`] of each), else the first with three to seven ticks:
+/// 0.4-4.6 s is labelled 0.5, 1, 2, 3 rather than 0.5, 1, 2 with its top fifth bare.
 pub(crate) fn ticks(axis: &Axis, lo: f64, hi: f64) -> Vec<f64> {
     if axis.scale == Scale::Linear {
         return linear_ticks(lo, hi);
     }
     let (a, b) = (lo.floor() as i32, hi.ceil() as i32);
     let within = |v: &f64| *v >= lo - 1e-9 && *v <= hi + 1e-9;
-    for mantissas in [&[1.0, 2.0, 5.0][..], &[1.0, 3.0][..]] {
-        let t: Vec<f64> = (a..=b)
-            .flat_map(|e| mantissas.iter().map(move |m| (m * 10f64.powi(e)).log10()))
-            .filter(within)
-            .collect();
-        if (3..=7).contains(&t.len()) {
-            return t;
-        }
+    let steps = [
+        &[1.0, 2.0, 5.0][..],
+        &[1.0, 2.0, 3.0, 5.0][..],
+        &[1.0, 3.0][..],
+    ];
+    let candidates: Vec<Vec<f64>> = steps
+        .iter()
+        .map(|mantissas| {
+            (a..=b)
+                .flat_map(|e| mantissas.iter().map(move |m| (m * 10f64.powi(e)).log10()))
+                .filter(within)
+                .collect::<Vec<f64>>()
+        })
+        .filter(|t| (3..=7).contains(&t.len()))
+        .collect();
+    let reach = LOG_TICK_REACH.log10();
+    let labels_both_ends = |t: &&Vec<f64>| {
+        t.first().is_some_and(|&f| f - lo <= reach) && t.last().is_some_and(|&l| hi - l <= reach)
+    };
+    if let Some(t) = candidates
+        .iter()
+        .find(labels_both_ends)
+        .or(candidates.first())
+    {
+        return t.clone();
     }
     let decades: Vec<f64> = (a..=b).map(f64::from).filter(within).collect();
     if decades.len() >= 3 {
@@ -95,6 +115,9 @@ pub(crate) fn ticks(axis: &Axis, lo: f64, hi: f64) -> Vec<f64> {
         .map(f64::log10)
         .collect()
 }
+
+/// How far (a factor) a log axis's end may lie beyond its nearest tick and count as labelled.
+const LOG_TICK_REACH: f64 = 1.6;
 
 pub(crate) fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let span = hi - lo;
@@ -359,6 +382,12 @@ mod tests {
             .map(|v| tick_label(log.value_at(v)))
             .collect();
         assert_eq!(shown, ["1", "2", "5", "10", "20"]);
+        // 1-2-5 would leave 2-4.6 bare: 1-2-3-5 labels the top.
+        let shown: Vec<String> = ticks(&log, 0.4f64.log10(), 4.6f64.log10())
+            .into_iter()
+            .map(|v| tick_label(log.value_at(v)))
+            .collect();
+        assert_eq!(shown, ["0.5", "1", "2", "3"]);
     }
 
     #[test]
