@@ -70,7 +70,7 @@ impl Axis {
 /// "Nice" tick positions (axis units) for an axis over `[lo, hi]` (axis units), three to seven.
 /// A log axis takes the first of 1-2-5, 1-2-3-5 and 1-3 steps per decade that labels both
 /// ends (a tick within [`LOG_TICK_REACH`] of each), else the first with three to seven ticks:
-/// 0.4-4.6 s is labelled 0.5, 1, 2, 3 rather than 0.5, 1, 2 with its top fifth bare.
+/// 0.4-4.6 s is labelled 0.5, 1, 2, 3 rather than 0.5, 1, 2 with its top third bare.
 pub(crate) fn ticks(axis: &Axis, lo: f64, hi: f64) -> Vec<f64> {
     if axis.scale == Scale::Linear {
         return linear_ticks(lo, hi);

@@ -126,7 +126,7 @@ pub fn figure(
                 .collect()
         };
         panels.push(scatter_panel(
-            "Fairness: median Jain's index, real runs vs the median simulated run",
+            "Fairness: Jain's index, real runs vs the simulated median",
             "Jain's index",
             Scale::Linear,
             &policies,

@@ -496,9 +496,10 @@ fn queue_on_its_way(why: StartupExit) -> bool {
     matches!(why, StartupExit::Plateau | StartupExit::MaxRate)
 }
 
-/// The rate an MI's packets left at, counted as [`delivery_rate_pps`] counts acknowledgements
-/// (n packets over the MI span n - 1 gaps), so that a sender whose every packet is delivered
-/// sends and delivers at the same rate. None with fewer than two.
+/// The rate an MI's packets left at, counted over its window less one packet (as an MI
+/// without acknowledgement times counts its deliveries): it reads at or a packet below the
+/// pacing rate, so that an exit MI overshot only if it sent faster than the path delivered by
+/// more than a packet's worth. None with fewer than two.
 fn sending_rate_pps(mi: &MonitorInterval) -> Option<f64> {
     let sent = mi.bytes_sent / BYTES_PER_PACKET;
     let span = mi.send_dur_s();
