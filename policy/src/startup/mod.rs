@@ -501,9 +501,13 @@ fn queue_on_its_way(why: StartupExit) -> bool {
 /// pacing rate, so that an exit MI overshot only if it sent faster than the path delivered by
 /// more than a packet's worth. None with fewer than two.
 fn sending_rate_pps(mi: &MonitorInterval) -> Option<f64> {
-    let sent = mi.bytes_sent / BYTES_PER_PACKET;
-    let span = mi.send_dur_s();
-    (sent >= 2.0 && span > 0.0).then(|| (sent - 1.0) / span)
+    gaps_per_second(mi.bytes_sent / BYTES_PER_PACKET, mi.send_dur_s())
+}
+
+/// `count` packets over `window_s`, less one: the gaps between them per second. None with
+/// fewer than two or an empty window.
+fn gaps_per_second(count: f64, window_s: f64) -> Option<f64> {
+    (count >= 2.0 && window_s > 0.0).then(|| (count - 1.0) / window_s)
 }
 
 /// The mean of the newer half of `mi`'s RTT samples (its mean with fewer than two): what the
@@ -553,9 +557,7 @@ pub fn delivery_rate_pps(mi: &MonitorInterval) -> Option<f64> {
 
 /// An MI's acknowledgements counted over its window, less one (see [`delivery_rate_pps`]).
 fn window_delivery_rate_pps(mi: &MonitorInterval) -> Option<f64> {
-    let acked = acked_packets(mi);
-    let window = mi.recv_dur_s();
-    (acked >= 2.0 && window > 0.0).then(|| (acked - 1.0) / window)
+    gaps_per_second(acked_packets(mi), mi.recv_dur_s())
 }
 
 #[cfg(test)]
