@@ -1324,6 +1324,44 @@ fn eval_runs_many_flows_that_start_within_a_window_and_stop() {
     let _ = std::fs::remove_dir_all(out);
 }
 
+#[test]
+fn eval_records_every_mi_of_each_learned_flow_when_the_suite_asks() {
+    let out = temp_path("flow-mis-eval");
+    let _ = std::fs::remove_dir_all(&out);
+    let suite = temp_path("flow-mis-suite.yaml");
+    std::fs::write(
+        &suite,
+        "fairness:\n  network: {bw_pps: 600, delay_s: 0.02, queue_pkts: 60}\n  flows: [2]\n  \
+         stagger_s: 1\n  duration_s: 4\n  record_mis: true\n",
+    )
+    .unwrap();
+    let j = stdout_json(&eval(&["checkpoints/mocc-pair", "cubic"], &suite, &out));
+    let _ = std::fs::remove_file(&suite);
+    assert!(j["policies"].is_array(), "{j}");
+    let run = out.join("fairness-mis/checkpoints_mocc-pair/bw600_d0.02_q60/2-flows-run-0");
+    for (k, start_s) in [(1, 0.0), (2, 1.0)] {
+        let text = std::fs::read_to_string(run.join(format!("flow-{k}.csv"))).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(&header[..3], &["closed_s", "next_rate_pps", "mode"]);
+        let closed: Vec<f64> = lines
+            .map(|l| {
+                assert_eq!(l.split(',').count(), header.len(), "{l}");
+                l.split(',').next().unwrap().parse().unwrap()
+            })
+            .collect();
+        // Half-RTT MIs from the flow's start to the run's end.
+        assert!(closed.len() > 40, "flow {k}: {} MIs", closed.len());
+        assert!(
+            closed[0] > start_s && closed[closed.len() - 1] <= 4.0,
+            "flow {k}"
+        );
+    }
+    // Cubic has no MI clock: nothing recorded.
+    assert!(!out.join("fairness-mis/cubic").exists());
+    let _ = std::fs::remove_dir_all(out);
+}
+
 /// The shipped mocc-paths export with base-RTT probes added, written to `dir`.
 fn probing_copy(dir: &Path) {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/mocc-paths");

@@ -9,7 +9,7 @@ use crate::results::median;
 use crate::results::EvalError;
 use crate::suite::FairnessSpec;
 use mocc_plot::axes::Axis;
-use mocc_plot::chart::{draw_figure, Figure, Legend, Line, Panel};
+use mocc_plot::chart::{draw_figure, Figure, Legend, Line, Panel, PlotError};
 use mocc_plot::style::{display_name, policy_styles, Dash};
 use std::path::Path;
 
@@ -110,6 +110,10 @@ pub fn fairness_outputs(
                 let (mut jains, mut seconds) = (Vec::new(), Vec::new());
                 for run in 0..spec.runs {
                     let rates = fairness_rates(spec, net, p, n, run)?;
+                    if spec.record_mis {
+                        let case = dir.join(MIS_DIR).join(case_folder(p.name(), net, n, run));
+                        write_flow_mis(&case, &rates)?;
+                    }
                     let jain = rates.jain_per_window();
                     per_second_rows(&mut text, p.name(), net, &rates, &jain, max_flows, run);
                     summaries.push(FairnessSummary::of(p.name(), &net.label(), &rates).in_run(run));
@@ -370,6 +374,7 @@ pub fn fairness_rates(
             start_s: spec.start_in_run(k, n, run),
             stop_s: spec.stop_in_run(k, n, run),
             extra_rtt_s: spec.extra_rtt_of(k),
+            record_mis: spec.record_mis,
         })
         .collect();
     Ok(crate::flows::run_flows(
@@ -379,6 +384,52 @@ pub fn fairness_rates(
         1.0,
         0,
     )?)
+}
+
+/// Where `mocc eval` writes the MIs of a suite with `fairness.record_mis`.
+pub const MIS_DIR: &str = "fairness-mis";
+
+/// The folder of one run's MI records under [`MIS_DIR`]: `<policy>/<network>/<n>-flows-run-<r>`,
+/// the policy's name with every character but letters, digits, `-`, `_` and `.` as `_`
+/// (`checkpoints/mocc-pair`: `checkpoints_mocc-pair`).
+pub fn case_folder(
+    policy: &str,
+    net: &crate::flows::FlowNetwork,
+    n: usize,
+    run: u32,
+) -> std::path::PathBuf {
+    let policy: String = policy
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Path::new(&policy)
+        .join(net.label())
+        .join(format!("{n}-flows-run-{run}"))
+}
+
+/// Writes `flow-<k>.csv` (k from 1) into `dir` for each flow of the run that recorded MIs
+/// (nothing, and no folder, for a scheme without an MI clock).
+pub fn write_flow_mis(dir: &Path, rates: &crate::flows::FlowRates) -> Result<(), EvalError> {
+    if rates.mis.iter().all(Vec::is_empty) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (k, records) in rates.mis.iter().enumerate() {
+        if !records.is_empty() {
+            let path = dir.join(format!("flow-{}.csv", k + 1));
+            write_text(&path, &crate::flows::FlowMi::csv_text(records))?;
+        }
+    }
+    Ok(())
 }
 
 /// A CSV cell: the value, or empty without one.

@@ -53,6 +53,7 @@ pub fn friendliness_run(
         start_s: 0.0,
         stop_s: None,
         extra_rtt_s: 0.0,
+        record_mis: false,
     };
     let flows = [
         flow(p, spec.objective.unwrap_or(p.scenario().objective)),

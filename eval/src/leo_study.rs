@@ -108,6 +108,7 @@ impl LeoStudy {
                 extra_rtt_s: Vec::new(),
                 runs: 1,
                 start_jitter_s: 0.0,
+                record_mis: false,
             },
             seeds: vec![0, 1, 2],
         }
@@ -402,6 +403,7 @@ impl LeoCase {
                 start_s: s.start_s,
                 stop_s: None,
                 extra_rtt_s: s.extra_rtt_s,
+                record_mis: false,
             })
             .collect();
         run_flows_on(&self.link, &flows, self.duration_s, WINDOW_S, seed)
@@ -672,6 +674,7 @@ mod tests {
             stops: vec![None, None],
             totals: vec![Default::default(); 2],
             rtts: vec![vec![Default::default(); 3]; 2],
+            mis: Vec::new(),
         };
         let m = LeoMetrics::of(&r);
         // Windows 1 and 2: means 250 and 150; 400 of 400 delivered.

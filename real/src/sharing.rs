@@ -371,6 +371,8 @@ fn rates_per_second(
             .iter()
             .map(|f| (f.stop_s < duration_s).then_some(f.stop_s))
             .collect(),
+        // The real runs' MIs stay in their own records (`mocc net run`'s mis-N.csv).
+        mis: Vec::new(),
     }
 }
 
