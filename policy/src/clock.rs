@@ -161,8 +161,8 @@ impl MiClock {
     pub fn on_mi(&mut self, mi: &MonitorInterval) -> bool {
         if self.warmup_left > 0 {
             self.warmup_left -= 1;
-            if self.mode_switch.is_some() {
-                self.mode_state.note_warmup(mi);
+            if let Some(switch) = &self.mode_switch {
+                self.mode_state.note_warmup(switch, mi);
             }
             return self.warmup_left == 0;
         }

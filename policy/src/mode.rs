@@ -8,7 +8,10 @@
 //! test: flows that yield to delay probe together and drain the queue they share, so a probe
 //! whose every MI still sees a queue meets a sender that does not yield. The switch turns
 //! competitive at the end of such a probe, and cooperative again at the first MI that sees the
-//! path without a queue (its mean latency within `queue_ratio` of the connection's lowest).
+//! path without a queue (its mean latency within `queue_ratio` of the connection's lowest or,
+//! with `lowest_window_s: W`, of the lowest of the last W to 2W seconds: then a base RTT that
+//! rose for good, as on a LEO path, becomes the path, as in BBR's and Copa's 10 s minimum-RTT
+//! filters).
 //! A probe held up by the rate rule's floor cannot drain much; where several flows sit near the
 //! floor of a slow link, their queue outlasts the probes and they turn competitive too
 //! (docs/research/mode-switch.md). So can a probe that another flow
@@ -30,10 +33,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModeSwitch {
-    /// An MI whose mean latency is at most this multiple of the connection's lowest MI mean
-    /// latency sees no queue (> 1; default 1.1, the probes' `quiet_latency_ratio` in the
-    /// shipped configs). A probe none of whose MIs does turns the sender competitive; any MI
-    /// that does turns it cooperative.
+    /// An MI whose mean latency is at most this multiple of the lowest MI mean latency (the
+    /// connection's, or the window's: `lowest_window_s`) sees no queue (> 1; default 1.1, the
+    /// probes' `quiet_latency_ratio` in the shipped configs). A probe none of whose MIs does
+    /// turns the sender competitive; any MI that does turns it cooperative.
     #[serde(default = "default_queue_ratio")]
     pub queue_ratio: f64,
     /// Seconds without an MI that sees the path after which the sender probes, whether or not
@@ -42,6 +45,12 @@ pub struct ModeSwitch {
     /// probes; this probe is what then turns the sender competitive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_after_s: Option<f64>,
+    /// How long an MI's latency stays the lowest the switch compares with (s; absent: the
+    /// connection's lowest). The lowest is then the lowest of the last `lowest_window_s` to
+    /// twice that, so a base RTT that rose for good becomes the path once the old one has left
+    /// the window (BBR's and Copa's 10 s minimum-RTT filters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lowest_window_s: Option<f64>,
 }
 
 fn default_queue_ratio() -> f64 {
@@ -53,6 +62,7 @@ impl Default for ModeSwitch {
         Self {
             queue_ratio: default_queue_ratio(),
             probe_after_s: None,
+            lowest_window_s: None,
         }
     }
 }
@@ -69,6 +79,16 @@ impl ModeSwitch {
         match self.probe_after_s {
             Some(s) if !(s > 0.0 && s <= MAX_PROBE_INTERVAL_S) => invalid(
                 "mode_switch.probe_after_s",
+                format!("must lie in (0, {MAX_PROBE_INTERVAL_S}] (got {s})"),
+            ),
+            _ => self.validate_window(),
+        }
+    }
+
+    fn validate_window(&self) -> Result<(), RateError> {
+        match self.lowest_window_s {
+            Some(s) if !(s > 0.0 && s <= MAX_PROBE_INTERVAL_S) => invalid(
+                "mode_switch.lowest_window_s",
                 format!("must lie in (0, {MAX_PROBE_INTERVAL_S}] (got {s})"),
             ),
             _ => Ok(()),
@@ -93,9 +113,16 @@ pub enum Mode {
 #[serde(deny_unknown_fields)]
 pub struct ModeState {
     mode: Mode,
-    /// The connection's lowest MI mean latency (s); `None` before an RTT sample.
+    /// The connection's lowest MI mean latency (s), or with `lowest_window_s` the lowest since
+    /// `window_from_s`; `None` before an RTT sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     lowest_s: Option<f64>,
+    /// With `lowest_window_s`: the lowest of the window before the current one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    earlier_lowest_s: Option<f64>,
+    /// With `lowest_window_s`: when the current window began (s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    window_from_s: Option<f64>,
     /// Whether an MI of the probe under way saw no queue.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     probe_saw_path: bool,
@@ -126,7 +153,7 @@ impl ModeState {
         probe_ended: bool,
     ) {
         let sees_path = self
-            .note_latency(mi)
+            .note_latency(switch, mi)
             .is_some_and(|(latency, lowest)| queue_free(latency, lowest, switch.queue_ratio));
         if sees_path || self.path_seen_s.is_none() {
             self.path_seen_s = Some(mi.send_end_s);
@@ -155,21 +182,30 @@ impl ModeState {
         }
     }
 
-    /// Folds in a warm-up MI (not recorded): its latency counts towards the connection's
-    /// lowest, which a competitor's queue may otherwise hide from the first recorded MI on.
-    pub fn note_warmup(&mut self, mi: &MonitorInterval) {
-        self.note_latency(mi);
+    /// Folds in a warm-up MI (not recorded): its latency counts towards the lowest, which a
+    /// competitor's queue may otherwise hide from the first recorded MI on.
+    pub fn note_warmup(&mut self, switch: &ModeSwitch, mi: &MonitorInterval) {
+        self.note_latency(switch, mi);
     }
 
-    /// Lowers the connection's lowest latency to `mi`'s mean latency where that is lower;
-    /// returns (its latency, the lowest) for an MI with RTT samples.
-    fn note_latency(&mut self, mi: &MonitorInterval) -> Option<(f64, f64)> {
+    /// Lowers the lowest latency to `mi`'s mean latency where that is lower (after moving the
+    /// window on, with `lowest_window_s`); returns (its latency, the lowest) for an MI with RTT
+    /// samples.
+    fn note_latency(&mut self, switch: &ModeSwitch, mi: &MonitorInterval) -> Option<(f64, f64)> {
         let latency = mi.avg_latency_s();
         if latency <= 0.0 {
             return None;
         }
-        let lowest = self.lowest_s.map_or(latency, |l| l.min(latency));
-        self.lowest_s = Some(lowest);
+        if let Some(window) = switch.lowest_window_s {
+            let from = *self.window_from_s.get_or_insert(mi.send_end_s);
+            if mi.send_end_s - from >= window {
+                self.earlier_lowest_s = self.lowest_s.take();
+                self.window_from_s = Some(mi.send_end_s);
+            }
+        }
+        let current = self.lowest_s.map_or(latency, |l| l.min(latency));
+        self.lowest_s = Some(current);
+        let lowest = self.earlier_lowest_s.map_or(current, |e| e.min(current));
         Some((latency, lowest))
     }
 }
@@ -314,6 +350,51 @@ mod tests {
                     ..
                 })
             ));
+            let bad = ModeSwitch {
+                lowest_window_s: Some(s),
+                ..ModeSwitch::default()
+            };
+            assert!(matches!(
+                bad.validate(),
+                Err(RateError::Invalid {
+                    field: "mode_switch.lowest_window_s",
+                    ..
+                })
+            ));
+        }
+    }
+
+    /// With `lowest_window_s` a base RTT that rose for good becomes the path once the old one
+    /// has left the window (after one to two windows); without it, never.
+    #[test]
+    fn a_windowed_lowest_takes_a_higher_base_rtt_after_one_to_two_windows() {
+        let windowed = ModeSwitch {
+            lowest_window_s: Some(10.0),
+            ..ModeSwitch::default()
+        };
+        let at = |end: f64, latency: f64| MonitorInterval {
+            send_end_s: end,
+            ..mi(latency)
+        };
+        for (switch, turns_back_at) in [(windowed, Some(20.5)), (ModeSwitch::default(), None)] {
+            let mut state = ModeState::default();
+            // 40 ms until 5 s, then 60 ms for good (a base-RTT step); a probe at 6 s meets it.
+            let mut t = 0.0;
+            let mut back = None;
+            while t < 40.0 {
+                t += 0.5;
+                let latency = if t <= 5.0 { 0.04 } else { 0.06 };
+                let probe_ends = t == 6.0;
+                state.on_mi(&switch, &at(t, latency), probe_ends, probe_ends);
+                if t == 6.0 {
+                    assert_eq!(state.mode(), K);
+                }
+                if t > 6.0 && back.is_none() && state.mode() == C {
+                    back = Some(t);
+                }
+            }
+            // Windows from the first MI: [0.5, 10.5), [10.5, 20.5): 40 ms leaves at 20.5 s.
+            assert_eq!(back, turns_back_at, "{switch:?}");
         }
     }
 }

@@ -16,13 +16,17 @@ pub struct PairArgs {
     /// export with `action.mode_switch`, and the competitive one in `competitive/`.
     #[arg(long)]
     out: PathBuf,
-    /// An MI within this multiple of the connection's lowest latency sees no queue (> 1).
+    /// An MI within this multiple of the lowest latency sees no queue (> 1).
     #[arg(long, default_value_t = ModeSwitch::default().queue_ratio)]
     queue_ratio: f64,
     /// Probe after this many seconds without an MI that sees the path, whether or not the
     /// probe timer would (default: only the timer's probes).
     #[arg(long)]
     probe_after_s: Option<f64>,
+    /// The latency the switch compares with is the lowest of the last this many to twice as
+    /// many seconds (default: the connection's lowest).
+    #[arg(long)]
+    lowest_window_s: Option<f64>,
 }
 
 /// Runs `mocc pair`; the last stdout line is the JSON of the paired policy.json.
@@ -30,6 +34,7 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     let switch = ModeSwitch {
         queue_ratio: args.queue_ratio,
         probe_after_s: args.probe_after_s,
+        lowest_window_s: args.lowest_window_s,
     };
     switch
         .validate()
