@@ -52,12 +52,8 @@ pub struct FairnessSpec {
     /// Keep every MI of every learned flow (default false): `mocc eval` writes them to
     /// `fairness-mis/` (one CSV per flow and run: what the flow's loop saw and did, as
     /// `mocc net run` records it on the real path).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub record_mis: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 fn one_run() -> u32 {
