@@ -76,23 +76,19 @@ impl ModeSwitch {
                 format!("must be finite and > 1 (got {})", self.queue_ratio),
             );
         }
-        match self.probe_after_s {
-            Some(s) if !(s > 0.0 && s <= MAX_PROBE_INTERVAL_S) => invalid(
-                "mode_switch.probe_after_s",
-                format!("must lie in (0, {MAX_PROBE_INTERVAL_S}] (got {s})"),
-            ),
-            _ => self.validate_window(),
-        }
+        optional_seconds("mode_switch.probe_after_s", self.probe_after_s)?;
+        optional_seconds("mode_switch.lowest_window_s", self.lowest_window_s)
     }
+}
 
-    fn validate_window(&self) -> Result<(), RateError> {
-        match self.lowest_window_s {
-            Some(s) if !(s > 0.0 && s <= MAX_PROBE_INTERVAL_S) => invalid(
-                "mode_switch.lowest_window_s",
-                format!("must lie in (0, {MAX_PROBE_INTERVAL_S}] (got {s})"),
-            ),
-            _ => Ok(()),
-        }
+/// Checks an optional length of time: absent, or in (0, [`MAX_PROBE_INTERVAL_S`]].
+fn optional_seconds(field: &'static str, value: Option<f64>) -> Result<(), RateError> {
+    match value {
+        Some(s) if !(s > 0.0 && s <= MAX_PROBE_INTERVAL_S) => invalid(
+            field,
+            format!("must lie in (0, {MAX_PROBE_INTERVAL_S}] (got {s})"),
+        ),
+        _ => Ok(()),
     }
 }
 
@@ -339,28 +335,23 @@ mod tests {
             ));
         }
         for s in [0.0, -1.0, 3601.0, f64::NAN] {
-            let bad = ModeSwitch {
+            let probe = ModeSwitch {
                 probe_after_s: Some(s),
                 ..ModeSwitch::default()
             };
-            assert!(matches!(
-                bad.validate(),
-                Err(RateError::Invalid {
-                    field: "mode_switch.probe_after_s",
-                    ..
-                })
-            ));
-            let bad = ModeSwitch {
+            let window = ModeSwitch {
                 lowest_window_s: Some(s),
                 ..ModeSwitch::default()
             };
-            assert!(matches!(
-                bad.validate(),
-                Err(RateError::Invalid {
-                    field: "mode_switch.lowest_window_s",
-                    ..
-                })
-            ));
+            for (bad, name) in [
+                (probe, "mode_switch.probe_after_s"),
+                (window, "mode_switch.lowest_window_s"),
+            ] {
+                assert!(
+                    matches!(bad.validate(), Err(RateError::Invalid { field, .. }) if field == name),
+                    "{name} = {s}"
+                );
+            }
         }
     }
 

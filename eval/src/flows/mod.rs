@@ -152,9 +152,9 @@ pub fn run_flows_on(
             let mi = net.senders_mut()[i].close_mi(now);
             tallies[i].add(&mi.rtt, base_rtt(net.link(), i, now));
             if let (Some(state), Some(flow)) = (learned[i].as_mut(), flows.get(i)) {
-                let record = state.pace_next_mi(flow, &mi, net, i);
+                let next = state.pace_next_mi(flow, &mi, net, i);
                 if flow.record_mis {
-                    mis[i].push(record);
+                    mis[i].push(state.record(net.now_s(), mi, next));
                 }
             }
         });
@@ -221,25 +221,31 @@ impl LearnedFlow {
     }
 
     /// Folds in `mi`, which sender `i` of `net` has just closed, and sets the sender's next MI:
-    /// its pacing rate and its end. Returns the MI's record.
+    /// its pacing rate (returned) and its end.
     fn pace_next_mi(
         &mut self,
         flow: &Flow<'_>,
         mi: &MonitorInterval,
         net: &mut Network,
         i: usize,
-    ) -> FlowMi {
+    ) -> f64 {
         let next = self.on_mi(flow, mi);
         net.senders_mut()[i].set_rate_pps(next);
         let end = net.now_s() + self.clock.next_duration_s(next);
         net.set_mi_end(i, end);
+        next
+    }
+
+    /// The record of `mi`, closed at `closed_s` and folded in, after which the loop paces at
+    /// `next_rate_pps`.
+    fn record(&self, closed_s: f64, mi: MonitorInterval, next_rate_pps: f64) -> FlowMi {
         FlowMi {
-            closed_s: net.now_s(),
-            mi: *mi,
+            closed_s,
+            mi,
             baseline_s: self.clock.clock().history().baseline_s(),
             mode: self.clock.mode(),
             loop_paced: self.clock.paces_next_mi(),
-            next_rate_pps: next,
+            next_rate_pps,
         }
     }
 }

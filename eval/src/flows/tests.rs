@@ -141,8 +141,10 @@ fn a_learned_flow_paces_and_probes_as_its_controller() {
     network.run_until(20.0, &mut rng, |net, i| {
         let now = net.now_s();
         let mi = net.senders_mut()[i].close_mi(now);
-        let record = state.pace_next_mi(&flow, &mi, net, i);
+        let paced = state.pace_next_mi(&flow, &mi, net, i);
+        let record = state.record(now, mi, paced);
         let next = net.senders()[i].rate_pps();
+        assert_eq!(paced, next, "MI {mis}");
         assert_eq!(next, controller.on_monitor_interval(&mi), "MI {mis}");
         assert_eq!(state.clock.probing(), controller.probing(), "MI {mis}");
         // The record says what the controller did with the MI.
