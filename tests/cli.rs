@@ -1390,9 +1390,15 @@ fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
         &s(&pair),
         "--probe-after-s",
         "2",
+        "--competitive-max-loss",
+        "0.15",
     ]));
     assert_eq!(j["action"]["mode_switch"]["queue_ratio"], 1.1, "{j}");
     assert_eq!(j["action"]["mode_switch"]["probe_after_s"], 2.0, "{j}");
+    assert_eq!(
+        j["action"]["mode_switch"]["competitive_max_loss"], 0.15,
+        "{j}"
+    );
     assert!(pair.join("competitive/policy.safetensors").is_file());
     let suite = root.join("suite.yaml");
     std::fs::write(
@@ -1420,6 +1426,16 @@ fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
         "1",
     ]);
     assert_fails_naming(&out, "--queue-ratio: must be finite and > 1");
+    let out = mocc(&[
+        "pair",
+        &s(&a),
+        &s(&b),
+        "--out",
+        &s(&refused),
+        "--competitive-max-loss",
+        "1",
+    ]);
+    assert_fails_naming(&out, "--competitive-max-loss: must lie in (0, 1)");
     assert!(!refused.join("policy.json").exists());
     let _ = std::fs::remove_dir_all(root);
 }

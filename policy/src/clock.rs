@@ -92,6 +92,12 @@ impl MiClock {
         self.mode_state
     }
 
+    /// The highest rate (packets/s) the next decision may choose, where the mode switch bounds
+    /// it ([`crate::ModeSwitch::competitive_max_loss`]).
+    pub fn delivery_cap_pps(&self) -> Option<f64> {
+        self.mode_state.delivery_cap_pps()
+    }
+
     /// Which of the export's policies takes the next decision (always cooperative without a
     /// mode switch).
     pub fn mode(&self) -> Mode {

@@ -51,6 +51,14 @@ pub struct ModeSwitch {
     /// the window (BBR's and Copa's 10 s minimum-RTT filters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lowest_window_s: Option<f64>,
+    /// The largest fraction of an MI's packets a competitive sender may lose and still choose
+    /// its next rate freely (in (0, 1); absent: no bound). After a (non-probe) MI that lost
+    /// more, the competitive policy's next rate is at most what that MI delivered, as BBR
+    /// bounds its in-flight data after a lossy round: a sender losing a large share of what it
+    /// sends holds no more of the link for it (its excess is what overflows), and on a shallow
+    /// buffer whose base RTT rose it would otherwise send at twice the path's rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub competitive_max_loss: Option<f64>,
 }
 
 fn default_queue_ratio() -> f64 {
@@ -63,6 +71,7 @@ impl Default for ModeSwitch {
             queue_ratio: default_queue_ratio(),
             probe_after_s: None,
             lowest_window_s: None,
+            competitive_max_loss: None,
         }
     }
 }
@@ -77,7 +86,24 @@ impl ModeSwitch {
             );
         }
         optional_seconds("mode_switch.probe_after_s", self.probe_after_s)?;
-        optional_seconds("mode_switch.lowest_window_s", self.lowest_window_s)
+        optional_seconds("mode_switch.lowest_window_s", self.lowest_window_s)?;
+        match self.competitive_max_loss {
+            Some(l) if !(l > 0.0 && l < 1.0) => invalid(
+                "mode_switch.competitive_max_loss",
+                format!("must lie in (0, 1) (got {l})"),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// The highest rate (packets/s) the policy of `mode` may choose after `mi`: what `mi`
+    /// delivered, for a competitive sender whose (non-probe) MI lost more than
+    /// `competitive_max_loss` of its packets and delivered some; otherwise none.
+    fn delivery_cap_pps(&self, mode: Mode, mi: &MonitorInterval, in_probe: bool) -> Option<f64> {
+        let max_loss = self.competitive_max_loss?;
+        let delivered = mi.throughput_pps();
+        (mode == Mode::Competitive && !in_probe && mi.loss_ratio() > max_loss && delivered > 0.0)
+            .then_some(delivered)
     }
 }
 
@@ -126,6 +152,10 @@ pub struct ModeState {
     /// `None` before the first recorded MI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path_seen_s: Option<f64>,
+    /// The bound on the next decision's rate after a lossy competitive MI
+    /// ([`ModeSwitch::competitive_max_loss`]); `None` when unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    delivery_cap_pps: Option<f64>,
 }
 
 impl ModeState {
@@ -167,6 +197,13 @@ impl ModeState {
                 self.path_seen_s = Some(mi.send_end_s);
             }
         }
+        self.delivery_cap_pps = switch.delivery_cap_pps(self.mode, mi, in_probe);
+    }
+
+    /// The highest rate (packets/s) the next decision may choose, if bounded
+    /// ([`ModeSwitch::competitive_max_loss`]).
+    pub fn delivery_cap_pps(&self) -> Option<f64> {
+        self.delivery_cap_pps
     }
 
     /// Whether the switch asks for a probe after an MI that ended at `end_s`: `probe_after_s`
@@ -319,7 +356,7 @@ mod tests {
     }
 
     #[test]
-    fn the_queue_ratio_must_exceed_one_and_probe_after_s_lie_in_range() {
+    fn the_queue_ratio_must_exceed_one_and_the_optional_fields_lie_in_range() {
         assert!(ModeSwitch::default().validate().is_ok());
         for r in [1.0, 0.5, f64::INFINITY, f64::NAN] {
             let bad = ModeSwitch {
@@ -387,5 +424,88 @@ mod tests {
             // Windows from the first MI: [0.5, 10.5), [10.5, 20.5): 40 ms leaves at 20.5 s.
             assert_eq!(back, turns_back_at, "{switch:?}");
         }
+    }
+
+    #[test]
+    fn the_competitive_loss_bound_lies_strictly_between_zero_and_one() {
+        for (l, ok) in [
+            (0.15, true),
+            (0.999, true),
+            (0.0, false),
+            (1.0, false),
+            (f64::NAN, false),
+        ] {
+            let switch = ModeSwitch {
+                competitive_max_loss: Some(l),
+                ..ModeSwitch::default()
+            };
+            let result = switch.validate();
+            assert_eq!(result.is_ok(), ok, "{l}");
+            if !ok {
+                assert!(matches!(
+                    result,
+                    Err(RateError::Invalid {
+                        field: "mode_switch.competitive_max_loss",
+                        ..
+                    })
+                ));
+            }
+        }
+    }
+
+    /// After a competitive MI that lost more than the bound, the next rate is bounded by what
+    /// the MI delivered: 0.1 s MIs, 100 packets sent; 60 acknowledged and 40 lost (40%) is
+    /// 600 packets/s. Not in the cooperative mode, not in a probe MI, not at or below the
+    /// bound, not without a delivery, and not without the field.
+    #[test]
+    fn a_lossy_competitive_mi_bounds_the_next_rate_by_its_delivery() {
+        let bounded = ModeSwitch {
+            competitive_max_loss: Some(0.15),
+            ..ModeSwitch::default()
+        };
+        let lossy = |acked: f64, lost: f64| MonitorInterval {
+            bytes_lost: lost * crate::mi::BYTES_PER_PACKET,
+            ..crate::mi::test_interval(1.0, 1.1, acked + lost, acked, &[0.09, 0.09])
+        };
+        let competitive = || {
+            let mut state = ModeState::default();
+            // Lowest 40 ms, then a one-MI probe that keeps a queue.
+            state.on_mi(&bounded, &mi(0.04), false, false);
+            state.on_mi(&bounded, &mi(0.09), true, true);
+            assert_eq!(state.mode(), K);
+            state
+        };
+        let mut state = competitive();
+        state.on_mi(&bounded, &lossy(60.0, 40.0), false, false);
+        let cap = state
+            .delivery_cap_pps()
+            .expect("a lossy competitive MI bounds the rate");
+        assert!((cap - 600.0).abs() < 1e-9, "{cap}");
+        // The bound lasts one decision: the next MI, lossless, lifts it.
+        state.on_mi(&bounded, &lossy(100.0, 0.0), false, false);
+        assert_eq!(state.delivery_cap_pps(), None);
+        let mut state = competitive();
+        state.on_mi(&bounded, &lossy(85.0, 15.0), false, false);
+        assert_eq!(state.delivery_cap_pps(), None, "15% is within the bound");
+        let mut state = competitive();
+        state.on_mi(&bounded, &lossy(60.0, 40.0), true, false);
+        assert_eq!(state.delivery_cap_pps(), None, "a probe MI");
+        let mut state = competitive();
+        state.on_mi(&bounded, &lossy(0.0, 100.0), false, false);
+        assert_eq!(
+            state.delivery_cap_pps(),
+            None,
+            "nothing delivered (an outage)"
+        );
+        let mut state = ModeState::default();
+        state.on_mi(&bounded, &lossy(60.0, 40.0), false, false);
+        assert_eq!(state.mode(), C);
+        assert_eq!(state.delivery_cap_pps(), None, "cooperative");
+        let mut state = ModeState::default();
+        let unbounded = ModeSwitch::default();
+        state.on_mi(&unbounded, &mi(0.04), false, false);
+        state.on_mi(&unbounded, &mi(0.09), true, true);
+        state.on_mi(&unbounded, &lossy(60.0, 40.0), false, false);
+        assert_eq!((state.mode(), state.delivery_cap_pps()), (K, None));
     }
 }

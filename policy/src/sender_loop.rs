@@ -243,14 +243,19 @@ impl SenderLoop {
         self.apply(action);
     }
 
-    /// The agent's action: the rule steps the agent's rate.
+    /// The agent's action: the rule steps the agent's rate (within the mode switch's bound
+    /// after a lossy competitive MI).
     pub fn apply(&mut self, action: f64) {
-        self.rate_pps = self.rule.apply(self.rate_pps, action);
+        self.apply_from(self.rate_pps, action);
     }
 
     /// The agent's action stepping `from_pps` (the gym: the rate its sender paces at).
     pub fn apply_from(&mut self, from_pps: f64, action: f64) {
-        self.rate_pps = self.rule.apply(from_pps, action);
+        let next = self.rule.apply(from_pps, action);
+        self.rate_pps = match self.clock.delivery_cap_pps() {
+            Some(cap) => next.min(self.rule.clamp(cap)),
+            None => next,
+        };
     }
 
     /// Sets the agent's rate outright (the gym: a rate action, a sender that sets its own
@@ -498,5 +503,63 @@ mod tests {
         assert!(!free.on_mi(&steady(2, 200.0, 0.05)));
         assert!(free.in_startup());
         assert!(free.agent_rate_pps() > 1.4 * 200.0);
+    }
+
+    /// The mode switch's bound after a lossy competitive MI holds the agent's next step, in
+    /// the deployed loop (`apply`) and the gym's (`apply_from`): +10% from 1,000 packets/s is
+    /// 1,100, bounded by the 600 packets/s that MI delivered; without the bound, 1,100.
+    #[test]
+    fn a_lossy_competitive_mi_bounds_the_agents_next_step() {
+        let observation = ObservationConfig::default();
+        let switch = ModeSwitch {
+            competitive_max_loss: Some(0.15),
+            ..ModeSwitch::default()
+        };
+        let rule = RateRule {
+            max_rate_pps: 1e5,
+            probe_rtt: Some(ProbeRtt::every(3.0)),
+            mode_switch: Some(switch),
+            ..RateRule::default()
+        };
+        let spec = LoopSpec {
+            observation: &observation,
+            metrics: MetricsVersion::Delivered,
+            sizing: MonitorIntervalConfig::default(),
+            warmup_mis: 0,
+            rule,
+        };
+        // Lowest 40 ms; a probe MI that keeps a queue; then 60 of 100 packets delivered in 0.1 s.
+        let lossy = MonitorInterval {
+            bytes_lost: 40.0 * BYTES_PER_PACKET,
+            bytes_acked: 60.0 * BYTES_PER_PACKET,
+            ..steady(2, 1000.0, 0.09)
+        };
+        let mut mode = crate::ModeState::default();
+        mode.on_mi(&switch, &steady(0, 1000.0, 0.04), false, false);
+        mode.on_mi(&switch, &steady(1, 1000.0, 0.09), true, true);
+        let lossless = mode;
+        mode.on_mi(&switch, &lossy, false, false);
+        assert_eq!(mode.mode(), Mode::Competitive);
+        let fresh = spec.clock();
+        let resumed = |state: crate::ModeState| {
+            let saved = SavedClock {
+                history: fresh.history().clone(),
+                rtt_based_s: 0.05,
+                warmup_left: 0,
+                probe: fresh.probe_state(),
+                mode: state,
+                startup: StartupState::default(),
+            };
+            SenderLoop::resume(&spec, saved, 1000.0)
+        };
+        let mut deployed = resumed(mode);
+        deployed.apply(4.0);
+        assert!((deployed.agent_rate_pps() - 600.0).abs() < 1e-9);
+        let mut gym = resumed(mode);
+        gym.apply_from(1000.0, 4.0);
+        assert!((gym.agent_rate_pps() - 600.0).abs() < 1e-9);
+        let mut free = resumed(lossless);
+        free.apply(4.0);
+        assert!((free.agent_rate_pps() - 1100.0).abs() < 1e-9);
     }
 }

@@ -27,6 +27,10 @@ pub struct PairArgs {
     /// many seconds (default: the connection's lowest).
     #[arg(long)]
     lowest_window_s: Option<f64>,
+    /// After a competitive MI that lost more than this fraction of its packets, the next rate
+    /// is at most what that MI delivered (in (0, 1); default: no bound).
+    #[arg(long)]
+    competitive_max_loss: Option<f64>,
 }
 
 /// Runs `mocc pair`; the last stdout line is the JSON of the paired policy.json.
@@ -35,6 +39,7 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
         queue_ratio: args.queue_ratio,
         probe_after_s: args.probe_after_s,
         lowest_window_s: args.lowest_window_s,
+        competitive_max_loss: args.competitive_max_loss,
     };
     switch
         .validate()
