@@ -57,7 +57,7 @@ step "4/6 exports"
 "$MOCC" export "$out/comp" --out "$out/comp-export"
 step "5/6 the paired export -> $out/pair (trained rule: $out/pair-trained)"
 "$MOCC" pair "$out/coop-export" "$out/comp-export" --out "$out/pair-trained" --probe-after-s 8 \
-    --lowest-window-s 15
+    --lowest-window-s 15 --competitive-max-loss 0.15
 # The shipped pair's rule for links up to 1 Gbit/s: the startup, and increases that stay a
 # fixed fraction of the rate above 5,000 packets/s (docs/fast-links.md).
 python3 "$root/scripts/with_startup.py" "$out/pair-trained" "$out/pair" \
