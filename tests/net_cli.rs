@@ -351,7 +351,7 @@ fn compare_runs_a_suites_sharing_sections_on_both_sides() {
     std::fs::write(
         &suite,
         "fairness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 30}\n  flows: [2]\n\
-         \x20 stagger_s: 1\n  duration_s: 5\n  runs: 2\n  start_jitter_s: 0.1\n\
+         \x20 stagger_s: 1\n  duration_s: 5\n  runs: 2\n  start_jitter_s: 0.1\n  record_mis: true\n\
          friendliness:\n  network: {bw_pps: 300, delay_s: 0.02, queue_pkts: 12}\n\
          \x20 buffers_bdp: [4]\n  duration_s: 8\n",
     )
@@ -396,6 +396,30 @@ fn compare_runs_a_suites_sharing_sections_on_both_sides() {
         let utilization: f64 = cells[6].parse().unwrap();
         assert!((utilization - 2.0 / 3.0).abs() < 0.02, "{csv}");
     }
+    // record_mis: every real run's MIs per flow, at the constant rate; the simulator's
+    // constant-rate flows have no MI clock, so it records none.
+    let case = |run: u32| {
+        out_dir.join(format!(
+            "fairness-mis-real/const_100/bw300_d0.02_q30/2-flows-run-{run}"
+        ))
+    };
+    for run in [1, 2] {
+        for flow in [1, 2] {
+            let path = case(run).join(format!("flow-{flow}.csv"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut lines = text.lines();
+            assert!(
+                lines.next().unwrap().starts_with("rate_pps,bytes_sent,"),
+                "{text}"
+            );
+            let rates: Vec<f64> = lines
+                .map(|l| l.split(',').next().unwrap().parse().unwrap())
+                .collect();
+            assert!(rates.len() >= 5, "{}: {text}", path.display());
+            assert!(rates.iter().all(|&r| r == 100.0), "{text}");
+        }
+    }
+    assert!(!case(3).exists() && !out_dir.join("fairness-mis").exists());
     let friendly = std::fs::read_to_string(out_dir.join("friendliness-compare.csv")).unwrap();
     assert_eq!(friendly.lines().count(), 4, "{friendly}");
     assert!(std::fs::read(out_dir.join("sharing-compare.png"))

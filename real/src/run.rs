@@ -474,10 +474,7 @@ fn write_results(out: &Path, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Re
     }
     write_file(&out.join("results.csv"), csv.as_bytes())?;
     for (k, o) in outcomes.iter().enumerate() {
-        let mut text = format!("rate_pps,{}\n", mocc_policy::MonitorInterval::CSV_HEADER);
-        for r in &o.mis {
-            text.push_str(&format!("{},{}\n", r.rate_pps, r.mi.to_csv_row()));
-        }
+        let text = mocc_net::transport::MiRecord::csv_text(&o.mis);
         write_file(&out.join(format!("mis-{k}.csv")), text.as_bytes())?;
     }
     Ok(())

@@ -9,14 +9,16 @@ use crate::compare::{kernel_tcp, CompareError};
 use crate::path::{rate_driver, seconds_between};
 use crate::run::{run_timed_flows, FlowSender, TimedFlow};
 use mocc_eval::actor::LoadedPolicy;
-use mocc_eval::fairness_outputs::{fairness_rates, FairnessSummary};
+use mocc_eval::fairness_outputs::{
+    case_folder, fairness_rates, write_flow_mis, FairnessSummary, MIS_DIR,
+};
 use mocc_eval::flow_figures::{friendliness_cubic, friendliness_rates_of, friendliness_run};
 use mocc_eval::flows::{FlowNetwork, FlowRates};
 use mocc_eval::results::EvalError;
 use mocc_eval::suite::{FairnessSpec, FriendlinessSpec};
 use mocc_gym::sim::SenderTotals;
 use mocc_net::timing::monotonic_ns;
-use mocc_net::transport::FlowOutcome;
+use mocc_net::transport::{FlowOutcome, MiRecord};
 use mocc_net::{PathSpec, Topology};
 use mocc_policy::{RttTally, BYTES_PER_PACKET};
 use serde::Serialize;
@@ -113,14 +115,23 @@ impl FriendlinessRow {
     }
 }
 
+/// Where `mocc net compare` writes the real runs' MIs of a suite with `fairness.record_mis`
+/// (the simulated runs' go to [`MIS_DIR`], as `mocc eval` writes them).
+pub const REAL_MIS_DIR: &str = "fairness-mis-real";
+
 /// Every network and flow count of `spec` for `policy`: the simulator's runs (`spec.runs`,
 /// starts jittered after the first), then `repeats` real runs, each row handed to `on_row` as
 /// soon as it is measured. Learned flows start at half the link, as in `mocc eval`; flows with
 /// an extra RTT of their own are refused (the real path has one delay line for every flow).
+/// With `spec.record_mis`, every learned flow's MIs of each run go under `out`: the
+/// simulator's to `MIS_DIR/<case>/flow-<k>.csv` (as `mocc eval` writes them), the real path's
+/// to `REAL_MIS_DIR/<case>/flow-<k>.csv` (as `mocc net run` writes its `mis-<k>.csv`), `<case>`
+/// being [`case_folder`]'s `<policy>/<network>/<n>-flows-run-<r>` (real runs from 1).
 pub fn compare_fairness(
     policy: &str,
     spec: &FairnessSpec,
     repeats: u32,
+    out: &Path,
     mut progress: impl FnMut(&str),
     mut on_row: impl FnMut(&FairnessRow) -> Result<(), CompareError>,
 ) -> Result<Vec<FairnessRow>, CompareError> {
@@ -144,6 +155,10 @@ pub fn compare_fairness(
         for &n in &spec.flows {
             for run in 0..spec.runs {
                 let sim = fairness_rates(spec, &net, &loaded, n, run)?;
+                if spec.record_mis {
+                    let case = out.join(MIS_DIR).join(case_folder(policy, &net, n, run));
+                    write_flow_mis(&case, &sim)?;
+                }
                 let summary = FairnessSummary::of(policy, &label, &sim).in_run(run);
                 emit(
                     FairnessRow {
@@ -165,7 +180,13 @@ pub fn compare_fairness(
                 progress(&format!(
                     "{policy}: {n} flows on {label}, real run {run} of {repeats}"
                 ));
-                let rates = real_rates(policy, &net, &flows, spec.duration_s)?;
+                let (rates, records) = real_run(policy, &net, &flows, spec.duration_s)?;
+                if spec.record_mis {
+                    let case = out
+                        .join(REAL_MIS_DIR)
+                        .join(case_folder(policy, &net, n, run));
+                    write_real_mis(&case, &records)?;
+                }
                 let summary = FairnessSummary::of(policy, &label, &rates).in_run(run);
                 emit(
                     FairnessRow {
@@ -235,7 +256,7 @@ pub fn compare_friendliness(
             let real = row(
                 Side::Real,
                 run,
-                &real_rates(policy, &net, &flows, spec.duration_s)?,
+                &real_run(policy, &net, &flows, spec.duration_s)?.0,
             );
             on_row(&real)?;
             rows.push(real);
@@ -258,13 +279,14 @@ struct PlannedFlow {
 }
 
 /// Runs `flows` of `policy` together on a fresh real path of `net` for `duration_s` and
-/// returns their delivery rates per second.
-fn real_rates(
+/// returns their delivery rates per second and each flow's MI records (none for a kernel TCP
+/// flow).
+fn real_run(
     policy: &str,
     net: &FlowNetwork,
     flows: &[PlannedFlow],
     duration_s: f64,
-) -> Result<FlowRates, CompareError> {
+) -> Result<(FlowRates, Vec<Vec<MiRecord>>), CompareError> {
     let path = path_of(net);
     let senders = flows
         .iter()
@@ -296,9 +318,28 @@ fn real_rates(
         .iter()
         .map(|o| seconds_between(run_start_ns, o.origin_ns))
         .collect();
-    Ok(rates_per_second(
-        &outcomes, &origins, flows, duration_s, &path,
-    ))
+    let rates = rates_per_second(&outcomes, &origins, flows, duration_s, &path);
+    Ok((rates, outcomes.into_iter().map(|o| o.mis).collect()))
+}
+
+/// Writes `flow-<k>.csv` (k from 1) into `dir` for each flow of a real run that recorded MIs
+/// (nothing, and no folder, when none did).
+fn write_real_mis(dir: &Path, records: &[Vec<MiRecord>]) -> Result<(), CompareError> {
+    if records.iter().all(Vec::is_empty) {
+        return Ok(());
+    }
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CompareError::Write { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    for (k, flow) in records.iter().enumerate() {
+        if !flow.is_empty() {
+            let path = dir.join(format!("flow-{}.csv", k + 1));
+            std::fs::write(&path, MiRecord::csv_text(flow)).map_err(io(&path))?;
+        }
+    }
+    Ok(())
 }
 
 /// The sender of a planned flow: kernel Cubic, the kernel's twin of a classic scheme, or the

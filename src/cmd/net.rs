@@ -94,7 +94,9 @@ struct CompareArgs {
     #[arg(long, default_value_t = 1)]
     repeats: u32,
     /// Output folder: compare.csv and compare.png for the networks; fairness-compare.csv,
-    /// friendliness-compare.csv and sharing-compare.png for the sharing sections.
+    /// friendliness-compare.csv and sharing-compare.png for the sharing sections; with the
+    /// fairness section's record_mis, each run's MIs in fairness-mis/ (simulator) and
+    /// fairness-mis-real/ (real path).
     #[arg(long)]
     out: PathBuf,
 }
@@ -303,7 +305,10 @@ fn compare_sharing(
             "fairness-compare.csv",
             sharing::FAIRNESS_CSV_HEADER,
             sharing::FairnessRow::csv_line,
-            |p, on_row| sharing::compare_fairness(p, spec, a.repeats, |l| eprintln!("{l}"), on_row),
+            |p, on_row| {
+                let progress = |l: &str| eprintln!("{l}");
+                sharing::compare_fairness(p, spec, a.repeats, &a.out, progress, on_row)
+            },
         )?;
     }
     let mut friendliness = Vec::new();

@@ -42,6 +42,18 @@ pub struct MiRecord {
     pub mi: MonitorInterval,
 }
 
+impl MiRecord {
+    /// A flow's records as a CSV file's text: the header (`rate_pps` and
+    /// [`MonitorInterval::CSV_HEADER`]'s columns), then a row per MI.
+    pub fn csv_text(records: &[MiRecord]) -> String {
+        let mut text = format!("rate_pps,{}\n", MonitorInterval::CSV_HEADER);
+        for r in records {
+            text.push_str(&format!("{},{}\n", r.rate_pps, r.mi.to_csv_row()));
+        }
+        text
+    }
+}
+
 /// Pacing accuracy: how late sends left against their schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PacingStats {
