@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """Whether a learned policy's flows share in proportion to their peak delivery rates: reads the
-MI records `mocc eval` writes for a fairness suite with `record_mis: true`
-(OUT/fairness-mis/<policy>/<network>/<n>-flows-run-<r>/flow-<k>.csv) and prints, per policy,
-network and flow count, over its runs: the median Jain's index of the flows' rates, of their
-rates over their peak delivery rates, and of the peaks.
+MI records of a fairness suite with `record_mis: true`, the simulator's as `mocc eval` writes
+them (OUT/fairness-mis/<policy>/<network>/<n>-flows-run-<r>/flow-<k>.csv) and, after
+`mocc net compare`, the real path's (OUT/fairness-mis-real/...), and prints, per side, policy,
+network and flow count, over its runs: the median and lowest Jain's index of the flows' rates,
+and the median and lowest of their rates over their peak delivery rates.
 
     python3 scripts/peak_anchor.py OUT [--last S]
 
-A flow's rate is the mean rate it chose (`next_rate_pps`) over the last S seconds (default 15)
-before the earliest of the run's last records; its peak is the highest delivery rate of one of
-its MIs with at least two RTT samples (acknowledged packets over the MI's length), the
-`peak delivery ratio` feature's reference under a connection-long window. Rates over peaks at
-an index near 1 with rates well below it: each flow settled at the same fraction of its own
-peak, and the peaks set the split (docs/research/peak-anchor.md).
+A flow's rate is the mean pacing rate of its MIs (the simulator's `next_rate_pps`, the real
+path's `rate_pps`) over its last S seconds (default 15; every flow runs to the end); its peak
+is the highest delivery rate of one of its MIs with at least two RTT samples (acknowledged
+packets over the MI's length), the `peak delivery ratio` feature's reference under a
+connection-long window. Rates over peaks at an index near 1 with rates well below it: each
+flow settled at the same fraction of its own peak, and the peaks set the split
+(docs/research/peak-anchor.md).
 """
 import csv
 import glob
@@ -30,14 +32,15 @@ def jain(xs):
 
 
 def read_flow(path):
-    """(closed_s, rate_pps, delivery_pps or None) per record of one flow's file."""
+    """(end_s, rate_pps, delivery_pps or None) per record of one flow's file, either side's."""
     out = []
     with open(path) as f:
         for row in csv.DictReader(f):
             span = float(row["recv_end_s"]) - float(row["recv_start_s"])
             sampled = int(row["rtt_count"]) >= 2 and span > 0
             delivery = float(row["bytes_acked"]) / PACKET_BYTES / span if sampled else None
-            out.append((float(row["closed_s"]), float(row["next_rate_pps"]), delivery))
+            rate = row["next_rate_pps"] if "next_rate_pps" in row else row["rate_pps"]
+            out.append((float(row["send_end_s"]), float(rate), delivery))
     return out
 
 
@@ -47,9 +50,9 @@ def run_indices(folder, last_s):
     flows = [f for f in flows if f]
     if not flows:
         return None
-    end = min(f[-1][0] for f in flows)
     rates, peaks = [], []
     for records in flows:
+        end = records[-1][0]
         tail = [rate for t, rate, _ in records if end - last_s < t <= end]
         deliveries = [d for _, _, d in records if d is not None]
         if not tail or not deliveries:
@@ -68,22 +71,29 @@ def main(argv):
         last_s = float(argv[2])
     elif len(argv) != 1:
         raise SystemExit(__doc__)
-    root = os.path.join(out, "fairness-mis")
-    if not os.path.isdir(root):
-        raise SystemExit(f"{root}: no MI records (a fairness suite with record_mis: true)")
+    sides = [("sim", "fairness-mis"), ("real", "fairness-mis-real")]
+    if not any(os.path.isdir(os.path.join(out, d)) for _, d in sides):
+        raise SystemExit(f"{out}: no MI records (a fairness suite with record_mis: true)")
     cases = {}
-    for folder in sorted(glob.glob(os.path.join(root, "*", "*", "*-flows-run-*"))):
-        network_dir, run = os.path.split(folder)
-        policy_dir, network = os.path.split(network_dir)
-        flows = run.split("-flows-run-")[0]
-        indices = run_indices(folder, last_s)
-        if indices is not None:
-            cases.setdefault((os.path.basename(policy_dir), network, int(flows)), []).append(indices)
-    print("policy,network,flows,runs,jain_rates,jain_rate_over_peak,jain_peaks")
-    for (policy, network, flows), runs in sorted(cases.items()):
-        medians = [statistics.median(r[i] for r in runs) for i in range(3)]
-        cells = ",".join(f"{m:.3f}" for m in medians)
-        print(f"{policy},{network},{flows},{len(runs)},{cells}")
+    for side, records_dir in sides:
+        pattern = os.path.join(out, records_dir, "*", "*", "*-flows-run-*")
+        for folder in sorted(glob.glob(pattern)):
+            network_dir, run = os.path.split(folder)
+            policy_dir, network = os.path.split(network_dir)
+            flows = int(run.split("-flows-run-")[0])
+            indices = run_indices(folder, last_s)
+            if indices is not None:
+                key = (side, os.path.basename(policy_dir), network, flows)
+                cases.setdefault(key, []).append(indices)
+    print("side,policy,network,flows,runs,jain_rates,lowest,jain_rate_over_peak,lowest,jain_peaks")
+    for (side, policy, network, flows), runs in sorted(cases.items()):
+        cells = []
+        for i in range(3):
+            values = [r[i] for r in runs]
+            cells.append(f"{statistics.median(values):.3f}")
+            if i < 2:
+                cells.append(f"{min(values):.3f}")
+        print(f"{side},{policy},{network},{flows},{len(runs)}," + ",".join(cells))
 
 
 if __name__ == "__main__":

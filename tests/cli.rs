@@ -1411,31 +1411,18 @@ fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
     stdout_json(&eval(&[&s(&pair)], &suite, &out));
     let friendly = std::fs::read_to_string(out.join("friendliness.csv")).unwrap();
     assert_eq!(friendly.lines().count(), 2, "{friendly}");
-    // The shipped export has no probes; a queue ratio must exceed 1.
+    // The shipped export has no probes; a queue ratio must exceed 1, a loss bound lie in (0, 1).
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/mocc-paths");
     let refused = root.join("refused");
     let out = mocc(&["pair", &s(&shipped), &s(&shipped), "--out", &s(&refused)]);
     assert_fails_naming(&out, "needs probe_rtt");
-    let out = mocc(&[
-        "pair",
-        &s(&a),
-        &s(&b),
-        "--out",
-        &s(&refused),
-        "--queue-ratio",
-        "1",
-    ]);
-    assert_fails_naming(&out, "--queue-ratio: must be finite and > 1");
-    let out = mocc(&[
-        "pair",
-        &s(&a),
-        &s(&b),
-        "--out",
-        &s(&refused),
-        "--competitive-max-loss",
-        "1",
-    ]);
-    assert_fails_naming(&out, "--competitive-max-loss: must lie in (0, 1)");
+    for (flag, message) in [
+        ("--queue-ratio", "must be finite and > 1"),
+        ("--competitive-max-loss", "must lie in (0, 1)"),
+    ] {
+        let out = mocc(&["pair", &s(&a), &s(&b), "--out", &s(&refused), flag, "1"]);
+        assert_fails_naming(&out, &format!("{flag}: {message}"));
+    }
     assert!(!refused.join("policy.json").exists());
     let _ = std::fs::remove_dir_all(root);
 }
