@@ -1565,7 +1565,8 @@ fn newest_checkpoint_state(run: &Path) -> serde_json::Value {
 
 /// `mocc experiment leo --quick` runs the study for the shipped pair and one classic scheme:
 /// every part in leo.csv, the figures, the many-flows runs, and one verdict for the learned
-/// scheme as the last stdout line; a scheme that is not classic is refused.
+/// scheme as the last stdout line; with `--record-mis`, the learned flows' MIs of every run;
+/// a scheme that is not classic is refused.
 #[test]
 fn experiment_leo_runs_every_part_of_the_study() {
     let out = temp_path("leo");
@@ -1576,6 +1577,7 @@ fn experiment_leo_runs_every_part_of_the_study() {
         "--quick",
         "--schemes",
         "copa",
+        "--record-mis",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -1612,6 +1614,29 @@ fn experiment_leo_runs_every_part_of_the_study() {
         let bytes = std::fs::read(out.join(png)).unwrap_or_default();
         assert!(bytes.starts_with(b"\x89PNG"), "{png}");
     }
+    // Both flows of the pair's two-flow run at 15 s, the second from its start (20 s in the
+    // quick study); none for Copa, which has no MI clock; the many-flows runs as mocc eval's.
+    let two = out.join("mis/two_flows-15/checkpoints_mocc-pair/seed-0");
+    for (flow, starts_after) in [(1, 0.0), (2, 20.0)] {
+        let text = std::fs::read_to_string(two.join(format!("flow-{flow}.csv"))).unwrap();
+        let mut lines = text.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("closed_s,next_rate_pps,mode,"));
+        let first: f64 = lines
+            .next()
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(first > starts_after && first < starts_after + 1.0, "{text}");
+    }
+    assert!(!out.join("mis/two_flows-15/copa").exists());
+    let many = out.join("many-flows/fairness-mis/checkpoints_mocc-pair/bw8333_d0.025_q2083");
+    assert!(many.join("20-flows-run-0/flow-20.csv").is_file());
     let refused = mocc(&[
         "experiment",
         "leo",

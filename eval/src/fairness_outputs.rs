@@ -390,15 +390,22 @@ pub fn fairness_rates(
 pub const MIS_DIR: &str = "fairness-mis";
 
 /// The folder of one run's MI records under [`MIS_DIR`]: `<policy>/<network>/<n>-flows-run-<r>`,
-/// the policy's name with every character but letters, digits, `-`, `_` and `.` as `_`
-/// (`checkpoints/mocc-pair`: `checkpoints_mocc-pair`).
+/// the policy's name as [`folder_name`] writes it.
 pub fn case_folder(
     policy: &str,
     net: &crate::flows::FlowNetwork,
     n: usize,
     run: u32,
 ) -> std::path::PathBuf {
-    let policy: String = policy
+    Path::new(&folder_name(policy))
+        .join(net.label())
+        .join(format!("{n}-flows-run-{run}"))
+}
+
+/// A policy's name as one folder's name: every character but letters, digits, `-`, `_` and `.`
+/// as `_` (`checkpoints/mocc-pair`: `checkpoints_mocc-pair`).
+pub fn folder_name(policy: &str) -> String {
+    policy
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.".contains(c) {
@@ -407,10 +414,7 @@ pub fn case_folder(
                 '_'
             }
         })
-        .collect();
-    Path::new(&policy)
-        .join(net.label())
-        .join(format!("{n}-flows-run-{run}"))
+        .collect()
 }
 
 /// Writes `flow-<k>.csv` (k from 1) into `dir` for each flow of the run that recorded MIs

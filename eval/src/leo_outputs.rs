@@ -4,7 +4,7 @@
 //! many-flows runs (Figure 7) in `many-flows/`.
 
 use crate::actor::LoadedPolicy;
-use crate::fairness_outputs::{fairness_outputs, FairnessSummary};
+use crate::fairness_outputs::{fairness_outputs, folder_name, write_flow_mis, FairnessSummary};
 use crate::flow_figures::write_text;
 use crate::flows::FlowRates;
 use crate::leo_study::{
@@ -38,7 +38,7 @@ pub const LEO_OUTPUTS: mocc_policy::Replaceable = mocc_policy::Replaceable {
     what: "a LEO study's outputs",
     owns: |name, is_dir| {
         if is_dir {
-            name == MANY_FLOWS_DIR
+            name == MANY_FLOWS_DIR || name == LEO_MIS_DIR
         } else {
             name.ends_with(".csv") || name.ends_with(".png") || name == "summary.json"
         }
@@ -50,16 +50,23 @@ pub const LEO_OUTPUTS: mocc_policy::Replaceable = mocc_policy::Replaceable {
 /// fairness.png, fairness-operating-points.png).
 pub const MANY_FLOWS_DIR: &str = "many-flows";
 
+/// The folder of the runs' MI records, when asked for:
+/// `<part>-<x>/<policy>/seed-<s>/flow-<k>.csv` (the policy's name as
+/// [`folder_name`] writes it; `mocc eval`'s columns, [`crate::flows::FlowMi`]).
+pub const LEO_MIS_DIR: &str = "mis";
+
 /// The per-second runs the micro-benchmark figure draws: (part, scheme, rates) of the first
 /// seed.
 type Series = Vec<(LeoPart, String, FlowRates)>;
 
 /// Runs the study for every scheme, writes its outputs in `out` and returns the report;
-/// `progress` hears a line per scheme and part.
+/// `progress` hears a line per scheme and part. With `record_mis`, every learned flow's MIs of
+/// every run go to `out/`[`LEO_MIS_DIR`] (the many-flows runs' as `study.many_flows` says).
 pub fn run_leo_study(
     study: &LeoStudy,
     policies: &[LoadedPolicy],
     out: &Path,
+    record_mis: bool,
     mut progress: impl FnMut(&str),
 ) -> Result<LeoReport, EvalError> {
     study
@@ -71,7 +78,15 @@ pub fn run_leo_study(
     for p in policies {
         for case in &cases {
             for (k, &seed) in study.seeds.iter().enumerate() {
-                let rates = case.run(p, seed)?;
+                let rates = case.run(p, seed, record_mis)?;
+                if record_mis {
+                    let dir = out
+                        .join(LEO_MIS_DIR)
+                        .join(format!("{}-{}", case.part.name(), case.x))
+                        .join(folder_name(p.name()))
+                        .join(format!("seed-{seed}"));
+                    write_flow_mis(&dir, &rates)?;
+                }
                 runs.push(LeoRun {
                     part: case.part,
                     x: case.x,

@@ -392,8 +392,14 @@ pub struct LeoCase {
 }
 
 impl LeoCase {
-    /// The case's flows driven by `p` under its own objective, for `seed`.
-    pub fn run(&self, p: &LoadedPolicy, seed: u64) -> Result<FlowRates, ScenarioError> {
+    /// The case's flows driven by `p` under its own objective, for `seed`; with `record_mis`,
+    /// every MI of each learned flow in [`FlowRates::mis`].
+    pub fn run(
+        &self,
+        p: &LoadedPolicy,
+        seed: u64,
+        record_mis: bool,
+    ) -> Result<FlowRates, ScenarioError> {
         let flows: Vec<Flow<'_>> = self
             .flows
             .iter()
@@ -403,7 +409,7 @@ impl LeoCase {
                 start_s: s.start_s,
                 stop_s: None,
                 extra_rtt_s: s.extra_rtt_s,
-                record_mis: false,
+                record_mis,
             })
             .collect();
         run_flows_on(&self.link, &flows, self.duration_s, WINDOW_S, seed)
@@ -641,10 +647,10 @@ mod tests {
         };
         // At most half of 8,333 packets/s is never above the path's capacity.
         let p = constant("const:4000");
-        let a = case.run(&p, 3).unwrap();
-        let b = case.run(&p, 3).unwrap();
+        let a = case.run(&p, 3, false).unwrap();
+        let b = case.run(&p, 3, false).unwrap();
         assert_eq!(a, b, "one seed, one path");
-        assert_ne!(a.capacity_pps, case.run(&p, 4).unwrap().capacity_pps);
+        assert_ne!(a.capacity_pps, case.run(&p, 4, false).unwrap().capacity_pps);
         let m = LeoMetrics::of(&a);
         // Three handovers of 50 ms in 60 s (at 15, 30, 45 s): 150 ms of 4,000 packets/s.
         let lost = a.totals[0].lost as f64;

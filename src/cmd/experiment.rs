@@ -53,6 +53,10 @@ struct LeoArgs {
     /// A fifth of the time and one seed, for a first look (about a minute a scheme).
     #[arg(long)]
     quick: bool,
+    /// Keep every MI of every learned flow: mis/<part>-<x>/<policy>/seed-<s>/flow-<k>.csv, and
+    /// many-flows/fairness-mis/ (as `mocc eval` writes them; 300 s runs: about 1 GB).
+    #[arg(long)]
+    record_mis: bool,
     /// Output folder (new, empty, or an earlier run's, replaced whole): leo.csv,
     /// leo-summary.csv, leo-paths.png, leo-micro.png, leo-fairness.png, many-flows/,
     /// summary.json.
@@ -167,6 +171,7 @@ fn leo(a: LeoArgs) -> anyhow::Result<()> {
         super::check_count("seeds", n, MAX_LEO_SEEDS)?;
         study.seeds = (0..n).collect();
     }
+    study.many_flows.record_mis = a.record_mis;
     let mut policies = Vec::new();
     for p in &a.policy {
         let policy = mocc_training::checkpoint_policy::load_policy(p)
@@ -185,7 +190,9 @@ fn leo(a: LeoArgs) -> anyhow::Result<()> {
     }
     let staged = mocc_policy::StagedDir::replacing(&a.out, LEO_OUTPUTS)
         .with_context(|| format!("cannot write the study to {}", a.out.display()))?;
-    let report = run_leo_study(&study, &policies, staged.path(), |line| eprintln!("{line}"))?;
+    let report = run_leo_study(&study, &policies, staged.path(), a.record_mis, |line| {
+        eprintln!("{line}")
+    })?;
     write_summary(staged.path(), &report)?;
     staged
         .commit()
