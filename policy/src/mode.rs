@@ -130,7 +130,8 @@ pub enum Mode {
     Competitive,
 }
 
-/// One connection's mode and what the switch remembers to change it.
+/// One connection's mode, what the switch remembers to change it, and the bound it sets on the
+/// next decision's rate.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModeState {
