@@ -420,17 +420,27 @@ pub fn folder_name(policy: &str) -> String {
 /// Writes `flow-<k>.csv` (k from 1) into `dir` for each flow of the run that recorded MIs
 /// (nothing, and no folder, for a scheme without an MI clock).
 pub fn write_flow_mis(dir: &Path, rates: &crate::flows::FlowRates) -> Result<(), EvalError> {
-    if rates.mis.iter().all(Vec::is_empty) {
+    let texts: Vec<Option<String>> = rates
+        .mis
+        .iter()
+        .map(|records| (!records.is_empty()).then(|| crate::flows::FlowMi::csv_text(records)))
+        .collect();
+    write_flow_csvs(dir, &texts)
+}
+
+/// Writes `flow-<k>.csv` (k from 1) into `dir` for each flow with a text (nothing, and no
+/// folder, when none has one): one run's MI records, simulated or real.
+pub fn write_flow_csvs(dir: &Path, texts: &[Option<String>]) -> Result<(), EvalError> {
+    if texts.iter().all(Option::is_none) {
         return Ok(());
     }
     std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
         path: dir.to_path_buf(),
         source,
     })?;
-    for (k, records) in rates.mis.iter().enumerate() {
-        if !records.is_empty() {
-            let path = dir.join(format!("flow-{}.csv", k + 1));
-            write_text(&path, &crate::flows::FlowMi::csv_text(records))?;
+    for (k, text) in texts.iter().enumerate() {
+        if let Some(text) = text {
+            write_text(&dir.join(format!("flow-{}.csv", k + 1)), text)?;
         }
     }
     Ok(())

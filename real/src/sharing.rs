@@ -10,7 +10,7 @@ use crate::path::{rate_driver, seconds_between};
 use crate::run::{run_timed_flows, FlowSender, TimedFlow};
 use mocc_eval::actor::LoadedPolicy;
 use mocc_eval::fairness_outputs::{
-    case_folder, fairness_rates, write_flow_mis, FairnessSummary, MIS_DIR,
+    case_folder, fairness_rates, write_flow_csvs, write_flow_mis, FairnessSummary, MIS_DIR,
 };
 use mocc_eval::flow_figures::{friendliness_cubic, friendliness_rates_of, friendliness_run};
 use mocc_eval::flows::{FlowNetwork, FlowRates};
@@ -185,7 +185,11 @@ pub fn compare_fairness(
                     let case = out
                         .join(REAL_MIS_DIR)
                         .join(case_folder(policy, &net, n, run));
-                    write_real_mis(&case, &records)?;
+                    let texts: Vec<Option<String>> = records
+                        .iter()
+                        .map(|r| (!r.is_empty()).then(|| MiRecord::csv_text(r)))
+                        .collect();
+                    write_flow_csvs(&case, &texts)?;
                 }
                 let summary = FairnessSummary::of(policy, &label, &rates).in_run(run);
                 emit(
@@ -320,26 +324,6 @@ fn real_run(
         .collect();
     let rates = rates_per_second(&outcomes, &origins, flows, duration_s, &path);
     Ok((rates, outcomes.into_iter().map(|o| o.mis).collect()))
-}
-
-/// Writes `flow-<k>.csv` (k from 1) into `dir` for each flow of a real run that recorded MIs
-/// (nothing, and no folder, when none did).
-fn write_real_mis(dir: &Path, records: &[Vec<MiRecord>]) -> Result<(), CompareError> {
-    if records.iter().all(Vec::is_empty) {
-        return Ok(());
-    }
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| CompareError::Write { path, source }
-    };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    for (k, flow) in records.iter().enumerate() {
-        if !flow.is_empty() {
-            let path = dir.join(format!("flow-{}.csv", k + 1));
-            std::fs::write(&path, MiRecord::csv_text(flow)).map_err(io(&path))?;
-        }
-    }
-    Ok(())
 }
 
 /// The sender of a planned flow: kernel Cubic, the kernel's twin of a classic scheme, or the
