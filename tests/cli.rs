@@ -1392,8 +1392,18 @@ fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
         "2",
         "--competitive-max-loss",
         "0.15",
+        "--capacity-trains",
+        "3,0.95,2",
     ]));
     assert_eq!(j["action"]["mode_switch"]["queue_ratio"], 1.1, "{j}");
+    // Both halves read the same observation: each sends and reads the trains.
+    let trains = serde_json::json!({"packets": 3, "fraction": 0.95, "window_s": 2.0});
+    assert_eq!(j["observation"]["capacity_trains"], trains, "{j}");
+    let inner: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(pair.join("competitive/policy.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(inner["observation"]["capacity_trains"], trains);
     assert_eq!(j["action"]["mode_switch"]["probe_after_s"], 2.0, "{j}");
     assert_eq!(
         j["action"]["mode_switch"]["competitive_max_loss"], 0.15,
@@ -1422,6 +1432,16 @@ fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
     ] {
         let out = mocc(&["pair", &s(&a), &s(&b), "--out", &s(&refused), flag, "1"]);
         assert_fails_naming(&out, &format!("{flag}: {message}"));
+    }
+    for (value, message) in [
+        ("3,0.95", "expected PACKETS,FRACTION,WINDOW_S"),
+        ("1,0.95,2", "capacity_trains.packets must lie in [2, 8]"),
+        ("3,x,2", "FRACTION: not a number"),
+        ("3,0.95,0", "capacity_trains.window_s must lie in (0, 3600]"),
+    ] {
+        let args = ["pair", &s(&a), &s(&b), "--out", &s(&refused)];
+        let out = mocc(&[&args[..], &["--capacity-trains", value]].concat());
+        assert_fails_naming(&out, message);
     }
     assert!(!refused.join("policy.json").exists());
     let _ = std::fs::remove_dir_all(root);

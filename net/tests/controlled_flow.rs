@@ -155,3 +155,39 @@ fn the_shipped_export_drives_a_flow_through_the_deployed_controller() {
         Ok(())
     });
 }
+
+#[test]
+fn the_pairs_capacity_trains_measure_the_bottleneck_on_a_real_path() {
+    let _serial = common::serial();
+    if !common::network_ready(&[]) {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
+    let policy = std::sync::Arc::new(mocc_policy::Policy::load(&dir).expect("export"));
+    assert!(policy.spec().observation.config.capacity_trains.is_some());
+    common::on_a_quiet_attempt("capacity trains on a real path", || {
+        let controller = mocc_policy::Controller::new(policy.clone(), [0.34, 0.33, 0.33]).unwrap();
+        let topology = Topology::create(&spec(1000.0, 0.02, 40)).expect("topology");
+        let f = run_controlled_flow(
+            &topology,
+            5,
+            Box::new(PolicyDriver::new(controller, 500.0)),
+            Duration::from_secs(6),
+        )
+        .expect("flow");
+        assert_conserved(&f);
+        // Three packets open each MI; their acknowledgements' spacing is tbf's rate, whatever
+        // the flow's own (it starts at half the link).
+        let mut trains: Vec<f64> = f.mis.iter().filter_map(|r| r.mi.train_pps).collect();
+        ensure!(
+            trains.len() * 2 > f.mis.len(),
+            "{} of {} MIs timed a train",
+            trains.len(),
+            f.mis.len()
+        );
+        trains.sort_by(f64::total_cmp);
+        let median = trains[trains.len() / 2];
+        ensure!((850.0..1100.0).contains(&median), "median train rate {median}");
+        Ok(())
+    });
+}

@@ -132,6 +132,7 @@ impl MiCounter {
             recv_end_s: self.last_ack_s.max(self.first_ack_s.unwrap_or(end_s)),
             rtt: RttSummary::from_samples(&self.rtts),
             ack_span: None,
+            train_pps: None,
         };
         self.start_s = end_s;
         self.sent = 0.0;

@@ -190,6 +190,11 @@ impl Controller {
         self.sender.sampled_mi_duration_s()
     }
 
+    /// Packets to send back to back at each MI's start ([`SenderLoop::train_packets`]).
+    pub fn train_packets(&self) -> u32 {
+        self.sender.train_packets()
+    }
+
     /// Length of the next MI at the current rate (s): `initial_delay_factor` one-way delays
     /// (as given to [`Controller::start`]) until an MI had RTT samples, then `rtt_factor` times
     /// the last sampled mean RTT; floored at `min_packets` and capped as every MI is.

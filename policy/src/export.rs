@@ -8,6 +8,7 @@
 //! clock's [`ModeSwitch`] is in [`Mode::Competitive`]. Both read the same observation, MI clock
 //! and rate rule; each has its own network and normalization.
 
+use crate::baseline::CapacityTrains;
 use crate::clock::MiClock;
 use crate::features::FeatureSet;
 use crate::history::ObservationBuilder;
@@ -239,6 +240,30 @@ impl Policy {
         })
     }
 
+    /// The same policy (and its competitive half) sending capacity trains and reading the
+    /// bottleneck rate they measure as its peak delivery rate's least value
+    /// ([`CapacityTrains`]; None: its own peak), for [`Policy::write_pair`] to write. The
+    /// weights are unchanged: they learned the feature from the flow's own peak, which
+    /// `fraction` of the bottleneck's rate stands in for.
+    pub fn with_capacity_trains(
+        mut self,
+        trains: Option<CapacityTrains>,
+    ) -> Result<Policy, PolicyError> {
+        if let Some(t) = &trains {
+            t.validate()
+                .map_err(|(field, message)| PolicyError::Invalid {
+                    path: self.source.join(SPEC_FILE),
+                    field: format!("observation.{field}"),
+                    message,
+                })?;
+        }
+        self.spec.observation.config.capacity_trains = trains;
+        if let Some(inner) = self.competitive.take() {
+            self.competitive = Some(Box::new(inner.with_capacity_trains(trains)?));
+        }
+        Ok(self)
+    }
+
     /// The description.
     pub fn spec(&self) -> &PolicySpec {
         &self.spec
@@ -357,14 +382,15 @@ impl Policy {
         validate_spec(&paired.spec, &source_spec)?;
         check_pairable(&paired, competitive, &source_spec)?;
         let weights = read_files(cooperative, &[cooperative.spec.weights.file.as_str()])?;
-        let inner_files = [SPEC_FILE, competitive.spec.weights.file.as_str()];
-        let inner = read_files(competitive, &inner_files)?;
+        let inner_weights = read_files(competitive, &[competitive.spec.weights.file.as_str()])?;
         refuse_non_empty(dir)?;
         let inner_dir = dir.join(COMPETITIVE_DIR);
         std::fs::create_dir_all(&inner_dir).map_err(io(&inner_dir))?;
-        for (file, bytes) in inner_files.iter().zip(&inner) {
-            write_file_atomic(&inner_dir.join(file), bytes)?;
-        }
+        write_file_atomic(
+            &inner_dir.join(&competitive.spec.weights.file),
+            &inner_weights[0],
+        )?;
+        write_spec(&inner_dir.join(SPEC_FILE), &competitive.spec)?;
         write_file_atomic(&dir.join(&paired.spec.weights.file), &weights[0])?;
         write_spec(&dir.join(SPEC_FILE), &paired.spec)?;
         Self::load(dir)

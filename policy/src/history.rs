@@ -1,6 +1,6 @@
 //! The observation a policy sees: the feature rows of the last `eta` MIs, oldest first.
 
-use crate::baseline::{BaselineMode, LatencyBaseline};
+use crate::baseline::{BaselineMode, CapacityTrains, LatencyBaseline};
 use crate::features::FeatureSet;
 use crate::mi::MetricsVersion;
 use crate::mi::MonitorInterval;
@@ -23,6 +23,10 @@ pub struct ObservationConfig {
     /// `{drain_aware: {seconds: S, drain_fraction: F}}`.
     #[serde(default)]
     pub latency_baseline: BaselineMode,
+    /// Packet trains at each MI's start, whose rate lifts `peak delivery ratio`'s reference to
+    /// a share of the bottleneck's rate ([`CapacityTrains`]); none: the flow's own peak.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_trains: Option<CapacityTrains>,
 }
 
 fn default_history_len() -> usize {
@@ -35,6 +39,7 @@ impl Default for ObservationConfig {
             features: FeatureSet::aurora(),
             history_len: default_history_len(),
             latency_baseline: BaselineMode::ConnectionMin,
+            capacity_trains: None,
         }
     }
 }
@@ -56,6 +61,12 @@ impl ObservationConfig {
             self.latency_baseline,
             version,
         )
+        .with_capacity_trains(self.capacity_trains)
+    }
+
+    /// Packets the sender sends back to back at each MI's start (1: none).
+    pub fn train_packets(&self) -> u32 {
+        self.capacity_trains.map_or(1, |t| t.packets)
     }
 
     /// Checks every value; the error is (field, message), the field relative to this section.
@@ -69,7 +80,10 @@ impl ObservationConfig {
                 ),
             ));
         }
-        self.latency_baseline.validate()
+        self.latency_baseline.validate()?;
+        self.capacity_trains
+            .as_ref()
+            .map_or(Ok(()), CapacityTrains::validate)
     }
 }
 
@@ -139,6 +153,12 @@ impl ObservationBuilder {
         } else {
             baseline
         }
+    }
+
+    /// The same builder, its baseline's peak lifted by `trains` ([`LatencyBaseline::with_capacity`]).
+    pub fn with_capacity_trains(mut self, trains: Option<CapacityTrains>) -> Self {
+        self.baseline = self.baseline.with_capacity(trains);
+        self
     }
 
     /// Starts a new connection: empty baseline, history of empty MIs.

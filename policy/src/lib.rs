@@ -26,6 +26,7 @@ pub mod app_limited;
 pub mod baseline;
 pub mod clock;
 pub mod controller;
+pub mod dispersion;
 pub mod error;
 pub mod export;
 pub mod features;
@@ -48,7 +49,7 @@ pub mod startup;
 
 pub use ack_span::{AckSpan, AckTimes};
 pub use app_limited::{app_limited_rate, AppLimit, APP_LIMITED_HEADROOM};
-pub use baseline::{BaselineMode, LatencyBaseline, PathEstimate};
+pub use baseline::{BaselineMode, CapacityTrains, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
 pub use controller::Controller;
 pub use error::{FileError, PolicyError, RateError};

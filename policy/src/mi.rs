@@ -1,6 +1,7 @@
 //! Monitor-interval statistics: the raw counts and times a sender has at the end of an MI.
 
 use crate::ack_span::{AckSpan, AckTimes};
+use crate::dispersion::TrainDispersion;
 use serde::{Deserialize, Serialize};
 
 /// Packet size used by the simulator and Aurora (bytes).
@@ -110,6 +111,10 @@ pub struct MonitorInterval {
     /// time its acknowledgements: an MI built by hand or read from an older recording).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_span: Option<AckSpan>,
+    /// The bottleneck's rate (packets/s) as the MI's fastest train of packets sent back to back
+    /// spread out ([`TrainDispersion`]); None without such a train.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_pps: Option<f64>,
 }
 
 /// The counts of the MI in progress, as a sender forms them (simulated or real): packets sent,
@@ -132,6 +137,10 @@ pub struct MiCounters {
     /// When the acknowledgements arrived.
     #[serde(default)]
     pub ack_times: AckTimes,
+    /// Trains among the acknowledgements (they may span MIs), for a sender that sends them
+    /// ([`MiCounters::measure_trains`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispersion: Option<TrainDispersion>,
 }
 
 impl MiCounters {
@@ -151,6 +160,16 @@ impl MiCounters {
         self.lost = 0;
         self.rtt_samples.clear();
         self.ack_times = AckTimes::default();
+        if let Some(d) = &mut self.dispersion {
+            *d = TrainDispersion::default();
+        }
+    }
+
+    /// Whether the sender sends packet trains: their acknowledgements then give the MI's
+    /// [`MonitorInterval::train_pps`], and a packet that followed another back to back gives
+    /// no RTT sample (its delay holds the queueing the train itself caused).
+    pub fn measure_trains(&mut self, on: bool) {
+        self.dispersion = on.then(TrainDispersion::default);
     }
 
     /// A packet was sent.
@@ -182,8 +201,14 @@ impl MiCounters {
     #[inline]
     pub fn on_acked_train(&mut self, t_s: f64, rtt_s: f64, packets: u32) {
         self.acked += u64::from(packets);
-        self.rtt_samples.push(rtt_s);
         self.ack_times.note(t_s, rtt_s, u64::from(packets));
+        let follows = self
+            .dispersion
+            .as_mut()
+            .is_some_and(|d| d.note(t_s, t_s - rtt_s, u64::from(packets)));
+        if !follows {
+            self.rtt_samples.push(rtt_s);
+        }
     }
 
     /// A train of `packets` was detected lost.
@@ -206,8 +231,12 @@ impl MiCounters {
             recv_end_s: now,
             rtt: RttSummary::from_samples(&self.rtt_samples),
             ack_span: self.ack_times.span(self.acked),
+            train_pps: self.dispersion.as_mut().and_then(TrainDispersion::close),
         };
+        // A train's acknowledgements may straddle the boundary.
+        let dispersion = self.dispersion.take();
         self.restart(now);
+        self.dispersion = dispersion;
         mi
     }
 }
@@ -271,18 +300,19 @@ impl MonitorInterval {
     /// Column names of [`MonitorInterval::to_csv_row`], comma-separated.
     pub const CSV_HEADER: &'static str = "bytes_sent,bytes_acked,bytes_lost,send_start_s,\
         send_end_s,recv_start_s,recv_end_s,rtt_count,rtt_mean_s,rtt_first_half_mean_s,\
-        rtt_second_half_mean_s,ack_span_packets,ack_span_s";
+        rtt_second_half_mean_s,ack_span_packets,ack_span_s,train_pps";
 
     /// The MI as one CSV row (no newline), in [`MonitorInterval::CSV_HEADER`] order (the ack
-    /// span's cells empty without one); floats print in shortest round-trip form, so
+    /// span's and the train rate's cells empty without them); floats print in shortest round-trip form, so
     /// [`MonitorInterval::from_csv_row`] restores them exactly.
     pub fn to_csv_row(&self) -> String {
         let (span_bytes, span_s) = match self.ack_span {
             Some(a) => (a.packets_after_first.to_string(), a.span_s.to_string()),
             None => (String::new(), String::new()),
         };
+        let train = self.train_pps.map(|p| p.to_string()).unwrap_or_default();
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             self.bytes_sent,
             self.bytes_acked,
             self.bytes_lost,
@@ -295,16 +325,24 @@ impl MonitorInterval {
             self.rtt.first_half_mean_s,
             self.rtt.second_half_mean_s,
             span_bytes,
-            span_s
+            span_s,
+            train
         )
     }
 
     /// Parses a row written by [`MonitorInterval::to_csv_row`], or by a version before the ack
-    /// span (its first 11 columns, no span); the error names the column.
+    /// span (its first 11 columns, no span) or before the train rate (13); the error names the
+    /// column.
     pub fn from_csv_row(row: &str) -> Result<Self, String> {
         let names: Vec<&str> = Self::CSV_HEADER.split(',').collect();
         let cells: Vec<&str> = row.trim().split(',').map(str::trim).collect();
-        if cells.len() != names.len() && cells.len() != CSV_COLUMNS_WITHOUT_SPAN {
+        if ![
+            names.len(),
+            CSV_COLUMNS_WITHOUT_SPAN,
+            CSV_COLUMNS_WITHOUT_TRAIN,
+        ]
+        .contains(&cells.len())
+        {
             return Err(format!(
                 "expected {} columns ({}), got {}",
                 names.len(),
@@ -341,12 +379,19 @@ impl MonitorInterval {
                     span_s: num(12)?,
                 }),
             },
+            train_pps: match cells.get(13) {
+                Some(&"") | None => None,
+                Some(_) => Some(num(13)?),
+            },
         })
     }
 }
 
 /// Columns of an MI row written before the ack span.
 const CSV_COLUMNS_WITHOUT_SPAN: usize = 11;
+
+/// Columns of an MI row written before the train rate.
+const CSV_COLUMNS_WITHOUT_TRAIN: usize = 13;
 
 /// Monitor-interval sizing: the first MIs last `initial_delay_factor` one-way delays, later ones
 /// `rtt_factor` times the previous MI's mean RTT (kept when it had no sample). With
@@ -513,6 +558,7 @@ pub(crate) fn test_interval(
         recv_end_s: end,
         rtt: RttSummary::from_samples(rtts),
         ack_span: None,
+        train_pps: None,
     }
 }
 
@@ -541,6 +587,30 @@ mod tests {
     }
 
     #[test]
+    fn a_sender_that_sends_trains_times_them_and_samples_only_their_first_packet() {
+        // Three packets sent at 1.0 s leave a 500 pkt/s bottleneck 2 ms apart; then one paced.
+        let acks = [(1.05, 0.05), (1.052, 0.052), (1.054, 0.054), (1.075, 0.05)];
+        let mut trains = MiCounters::starting_at(1.0);
+        trains.measure_trains(true);
+        let mut plain = MiCounters::starting_at(1.0);
+        for &(t, rtt) in &acks {
+            trains.on_acked(t, rtt);
+            plain.on_acked(t, rtt);
+        }
+        let (with, without) = (trains.close(1.1), plain.close(1.1));
+        assert!((with.train_pps.unwrap() - 500.0).abs() < 1e-6);
+        assert_eq!((with.rtt.count, with.rtt.mean_s), (2, 0.05));
+        assert_eq!((without.train_pps, without.rtt.count), (None, 4));
+        assert_eq!(with.bytes_acked, without.bytes_acked);
+        // The next MI starts without a train, and a reset sender measures none.
+        assert_eq!(trains.close(1.2).train_pps, None);
+        trains.measure_trains(false);
+        trains.on_acked(1.25, 0.05);
+        trains.on_acked(1.252, 0.052);
+        assert_eq!(trains.close(1.3).train_pps, None);
+    }
+
+    #[test]
     fn csv_rows_round_trip_exactly() {
         let mi = MonitorInterval {
             bytes_sent: 15.0 * BYTES_PER_PACKET,
@@ -555,21 +625,35 @@ mod tests {
                 packets_after_first: 12.0,
                 span_s: 0.3 + 1.0 / 7.0,
             }),
+            train_pps: Some(800.0 + 1.0 / 3.0),
         };
-        assert_eq!(MonitorInterval::CSV_HEADER.split(',').count(), 13);
+        assert_eq!(MonitorInterval::CSV_HEADER.split(',').count(), 14);
         assert_eq!(MonitorInterval::from_csv_row(&mi.to_csv_row()).unwrap(), mi);
+        // Without a train rate its cell is empty; a row of the 13 columns before it has none.
+        let trainless = MonitorInterval {
+            train_pps: None,
+            ..mi
+        };
+        let row = trainless.to_csv_row();
+        assert!(row.ends_with(','), "{row}");
+        assert_eq!(MonitorInterval::from_csv_row(&row).unwrap(), trainless);
+        assert_eq!(
+            MonitorInterval::from_csv_row(row.trim_end_matches(',')).unwrap(),
+            trainless
+        );
         // Without a span its cells are empty; a row of the 11 columns before it has none.
         let spanless = MonitorInterval {
             ack_span: None,
+            train_pps: None,
             ..mi
         };
         let row = spanless.to_csv_row();
-        assert!(row.ends_with(",,"), "{row}");
+        assert!(row.ends_with(",,,"), "{row}");
         assert_eq!(MonitorInterval::from_csv_row(&row).unwrap(), spanless);
         let old_row = row.trim_end_matches(',');
         assert_eq!(MonitorInterval::from_csv_row(old_row).unwrap(), spanless);
         let err = MonitorInterval::from_csv_row("1,2,3").unwrap_err();
-        assert!(err.contains("expected 13 columns"), "{err}");
+        assert!(err.contains("expected 14 columns"), "{err}");
         let bad = mi.to_csv_row().replacen("22500", "x", 1);
         let err = MonitorInterval::from_csv_row(&bad).unwrap_err();
         assert!(err.starts_with("bytes_sent"), "{err}");
@@ -602,6 +686,7 @@ mod tests {
             recv_end_s: 1.5,
             rtt: RttSummary::default(),
             ack_span: None,
+            train_pps: None,
         };
         assert_eq!(mi.send_rate_pps(), 20.0);
         assert_eq!(mi.throughput_pps(), 12.0);

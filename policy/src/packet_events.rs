@@ -43,6 +43,12 @@ pub trait RateDriver: Send {
     fn on_app_limited_mi(&mut self, mi: &MonitorInterval, _limit: AppLimit) -> f64 {
         self.on_mi(mi)
     }
+
+    /// Packets to send back to back when an MI starts ([`crate::SenderLoop::train_packets`]);
+    /// by default 1, no trains.
+    fn train_packets(&self) -> u32 {
+        1
+    }
 }
 
 impl<D: RateDriver + ?Sized> RateDriver for Box<D> {
@@ -58,6 +64,10 @@ impl<D: RateDriver + ?Sized> RateDriver for Box<D> {
 
     fn on_app_limited_mi(&mut self, mi: &MonitorInterval, limit: AppLimit) -> f64 {
         (**self).on_app_limited_mi(mi, limit)
+    }
+
+    fn train_packets(&self) -> u32 {
+        (**self).train_packets()
     }
 }
 
@@ -101,6 +111,10 @@ impl RateDriver for PolicyDriver {
         self.controller.on_monitor_interval(mi)
     }
 
+    fn train_packets(&self) -> u32 {
+        self.controller.train_packets()
+    }
+
     fn on_app_limited_mi(&mut self, mi: &MonitorInterval, limit: AppLimit) -> f64 {
         self.controller.on_app_limited_monitor_interval(mi, limit)
     }
@@ -132,6 +146,8 @@ pub struct MiLedger<D> {
     began_out_of_data: bool,
     /// Whether it ran out of data during the MI in progress.
     mi_app_limited: bool,
+    /// Whether the transport sends the driver's capacity trains ([`MiLedger::sending_trains`]).
+    sends_trains: bool,
 }
 
 impl<D: RateDriver> MiLedger<D> {
@@ -145,6 +161,26 @@ impl<D: RateDriver> MiLedger<D> {
             out_of_data: false,
             began_out_of_data: false,
             mi_app_limited: false,
+            sends_trains: false,
+        }
+    }
+
+    /// The same ledger for a transport that sends the driver's capacity trains: it asks
+    /// [`MiLedger::packets_due`] before each departure and its acknowledgements are timed per
+    /// packet, so that their spacing measures the bottleneck ([`crate::dispersion`]). A
+    /// transport that does neither (acknowledgements in frames, its own pacer) leaves the
+    /// policy's peak its own.
+    pub fn sending_trains(mut self) -> Self {
+        self.sends_trains = true;
+        self
+    }
+
+    /// Packets per capacity train the transport sends (1: none).
+    fn train_packets(&self) -> u32 {
+        if self.sends_trains {
+            self.driver.train_packets().max(1)
+        } else {
+            1
         }
     }
 
@@ -155,6 +191,7 @@ impl<D: RateDriver> MiLedger<D> {
     pub fn start(&mut self, now_s: f64, one_way_delay_s: f64) -> f64 {
         self.rate_pps = self.driver.start(one_way_delay_s);
         self.counters = MiCounters::starting_at(now_s);
+        self.counters.measure_trains(self.train_packets() > 1);
         self.end_s = now_s + self.driver.mi_duration_s();
         self.out_of_data = false;
         self.began_out_of_data = false;
@@ -181,6 +218,18 @@ impl<D: RateDriver> MiLedger<D> {
     /// The driver, to change its objective.
     pub fn driver_mut(&mut self) -> &mut D {
         &mut self.driver
+    }
+
+    /// How many packets to send back to back now, at the next departure: the driver's train
+    /// ([`RateDriver::train_packets`]) when it is the MI's first and the transport sends trains
+    /// ([`MiLedger::sending_trains`]), else 1. Each is then told with [`MiLedger::on_sent`] at
+    /// that departure, and the next departure is as many packet intervals later.
+    pub fn packets_due(&self) -> u32 {
+        if self.counters.sent == 0 {
+            self.train_packets()
+        } else {
+            1
+        }
     }
 
     /// A packet left at `t` (its scheduled departure). Returns the MI it closed, if any.
@@ -293,6 +342,54 @@ mod tests {
             self.rate_pps /= 2.0;
             self.rate_pps
         }
+    }
+
+    /// [`Halving`] whose sender sends 3-packet capacity trains.
+    struct Trains(Halving);
+
+    impl RateDriver for Trains {
+        fn start(&mut self, one_way_delay_s: f64) -> f64 {
+            self.0.start(one_way_delay_s)
+        }
+        fn mi_duration_s(&self) -> f64 {
+            self.0.mi_duration_s()
+        }
+        fn on_mi(&mut self, mi: &MonitorInterval) -> f64 {
+            self.0.on_mi(mi)
+        }
+        fn train_packets(&self) -> u32 {
+            3
+        }
+    }
+
+    #[test]
+    fn a_transport_that_sends_trains_is_asked_for_one_at_each_mis_start() {
+        let driver = || {
+            Trains(Halving {
+                rate_pps: 100.0,
+                packets: 10.0,
+            })
+        };
+        // A transport that does not send them is never asked, and measures none.
+        let mut plain = MiLedger::new(driver());
+        plain.start(0.0, 0.0);
+        assert_eq!(plain.packets_due(), 1);
+        assert!(plain.counters.dispersion.is_none());
+        let mut l = MiLedger::new(driver()).sending_trains();
+        l.start(0.0, 0.0);
+        assert!(l.counters.dispersion.is_some());
+        assert_eq!(l.packets_due(), 3);
+        for _ in 0..3 {
+            assert!(l.on_sent(0.01).is_none());
+        }
+        assert_eq!(l.packets_due(), 1, "the rest of the MI is paced");
+        // The MI (0.1 s at 100 pkt/s) closes at its first event after 0.1 s.
+        let mut t = 0.01;
+        while l.on_sent(t).is_none() {
+            assert_eq!(l.packets_due(), 1);
+            t += 0.01;
+        }
+        assert_eq!(l.packets_due(), 3, "the next MI starts with a train");
     }
 
     fn ledger(rate_pps: f64, packets: f64, now_s: f64) -> MiLedger<Halving> {

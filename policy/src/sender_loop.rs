@@ -113,6 +113,8 @@ pub struct SenderLoop {
     /// packets/s.
     rate_pps: f64,
     startup: StartupState,
+    /// Packets the sender sends back to back at each MI's start (1: no trains).
+    train_packets: u32,
 }
 
 impl SenderLoop {
@@ -124,6 +126,7 @@ impl SenderLoop {
             rule: spec.rule,
             rate_pps,
             startup: StartupState::default(),
+            train_packets: spec.observation.train_packets(),
         }
     }
 
@@ -135,7 +138,15 @@ impl SenderLoop {
             rule: spec.rule,
             rate_pps,
             startup,
+            train_packets: spec.observation.train_packets(),
         }
+    }
+
+    /// Packets the sender sends back to back when an MI starts, the first of them at the MI's
+    /// first departure (1: no trains; the observation's `capacity_trains`). The train counts
+    /// toward the pacing rate: the next packet leaves that many packet intervals later.
+    pub fn train_packets(&self) -> u32 {
+        self.train_packets
     }
 
     /// Starts a connection at `start_rate_pps`, within the rule's limits (not a positive
@@ -370,6 +381,7 @@ mod tests {
                     recv_end_s: start + 0.1,
                     rtt: RttSummary::from_samples(&[rtt - 0.001, rtt, rtt + 0.001]),
                     ack_span: None,
+                    train_pps: None,
                 }
             })
             .collect()
@@ -467,6 +479,7 @@ mod tests {
             recv_end_s: start + 0.1,
             rtt: RttSummary::from_samples(&[rtt_s, rtt_s]),
             ack_span: None,
+            train_pps: None,
         }
     }
 

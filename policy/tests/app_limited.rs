@@ -34,6 +34,7 @@ fn mi(t: f64, dur_s: f64, sent_pps: f64, lost: f64, rtt_s: f64) -> MonitorInterv
         recv_end_s: t + dur_s,
         rtt: RttSummary::from_samples(&[rtt_s, rtt_s, rtt_s]),
         ack_span: None,
+        train_pps: None,
     }
 }
 

@@ -230,6 +230,7 @@ fn mi(k: usize, rtt: f64) -> MonitorInterval {
         recv_end_s: t + 0.05 + rtt,
         rtt: RttSummary::from_samples(&[rtt, rtt * 1.1, rtt * 1.2]),
         ack_span: None,
+        train_pps: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn intervals() -> Vec<MonitorInterval> {
                 recv_end_s: t + 0.09,
                 rtt: RttSummary::from_samples(&[0.06, 0.061 + 0.001 * (k % 4) as f64]),
                 ack_span: None,
+                train_pps: None,
             }
         })
         .collect()
@@ -97,6 +98,7 @@ fn full_rate_then_back_off(start_s: f64) -> Vec<MonitorInterval> {
                 recv_end_s: t + 0.03,
                 rtt: RttSummary::from_samples(&[0.06, 0.06]),
                 ack_span: None,
+                train_pps: None,
             }
         })
         .collect()
@@ -158,6 +160,7 @@ fn rising_rtt(start_s: f64) -> Vec<MonitorInterval> {
                 recv_end_s: t + 0.03,
                 rtt: RttSummary::from_samples(&[0.06 + 1e-4 * k as f64]),
                 ack_span: None,
+                train_pps: None,
             }
         })
         .collect()

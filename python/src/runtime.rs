@@ -283,6 +283,7 @@ impl Controller {
             rtt,
             // A caller's own MIs carry no acknowledgement times (`on_acked`'s do).
             ack_span: None,
+            train_pps: None,
         };
         Ok(self.inner.on_monitor_interval(&mi))
     }

@@ -129,6 +129,7 @@ mod tests {
                 recv_end_s: start + 0.1,
                 rtt: RttSummary::from_samples(&[rtt]),
                 ack_span: None,
+                train_pps: None,
             },
         }
     }

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use mocc_policy::{ModeSwitch, Policy, RateError, StagedDir};
+use mocc_policy::{CapacityTrains, ModeSwitch, Policy, RateError, StagedDir};
 use std::path::PathBuf;
 
 /// Arguments of `mocc pair`.
@@ -31,6 +31,37 @@ pub struct PairArgs {
     /// is at most what that MI delivered (in (0, 1); default: no bound).
     #[arg(long)]
     competitive_max_loss: Option<f64>,
+    /// PACKETS,FRACTION,WINDOW_S: send PACKETS back to back at each MI's start and read the
+    /// peak delivery rate as at least FRACTION of the median rate those trains measured over
+    /// the last WINDOW_S seconds, a reference every flow on the path shares (default: each
+    /// flow's own peak).
+    #[arg(long, value_parser = parse_capacity_trains)]
+    capacity_trains: Option<CapacityTrains>,
+}
+
+/// `--capacity-trains PACKETS,FRACTION,WINDOW_S`, each checked.
+fn parse_capacity_trains(text: &str) -> Result<CapacityTrains, String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let [packets, fraction, window_s] = parts[..] else {
+        return Err(format!(
+            "expected PACKETS,FRACTION,WINDOW_S (e.g. 3,0.95,2), got {text:?}"
+        ));
+    };
+    let number = |name: &str, cell: &str| {
+        cell.parse::<f64>()
+            .map_err(|_| format!("{name}: not a number: {cell:?}"))
+    };
+    let trains = CapacityTrains {
+        packets: packets
+            .parse()
+            .map_err(|_| format!("PACKETS: not a whole number: {packets:?}"))?,
+        fraction: number("FRACTION", fraction)?,
+        window_s: number("WINDOW_S", window_s)?,
+    };
+    trains
+        .validate()
+        .map_err(|(field, message)| format!("{field} {message}"))?;
+    Ok(trains)
 }
 
 /// Runs `mocc pair`; the last stdout line is the JSON of the paired policy.json.
@@ -50,8 +81,10 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     let load = |path: &PathBuf, role: &str| {
         Policy::load(path).with_context(|| format!("cannot load the {role} export"))
     };
-    let cooperative = load(&args.cooperative, "cooperative")?;
-    let competitive = load(&args.competitive, "competitive")?;
+    let cooperative =
+        load(&args.cooperative, "cooperative")?.with_capacity_trains(args.capacity_trains)?;
+    let competitive =
+        load(&args.competitive, "competitive")?.with_capacity_trains(args.capacity_trains)?;
     let write = || -> anyhow::Result<Policy> {
         let staged = StagedDir::new(&args.out)?;
         Policy::write_pair(staged.path(), &cooperative, &competitive, switch)?;

@@ -278,6 +278,7 @@ fn start_flow(f: &Flow<'_>, bw_pps: f64, delay_s: f64) -> (Sender, Option<Learne
     });
     let mut sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
     sender.set_extra_rtt(f.extra_rtt_s);
+    sender.set_capacity_train(clock.train_packets());
     if let Some(stop) = f.stop_s {
         sender.set_stop(stop);
     }

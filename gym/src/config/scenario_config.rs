@@ -196,7 +196,7 @@ impl ScenarioConfig {
     }
 
     /// Whether sender `sender` is an agent (its rate is the policy's).
-    fn acts(&self, sender: usize) -> bool {
+    pub(crate) fn acts(&self, sender: usize) -> bool {
         self.senders
             .get(sender)
             .is_some_and(|s| s.controller == ControllerConfig::Agent)

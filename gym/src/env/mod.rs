@@ -221,6 +221,9 @@ impl Env {
             sender.reset(rate, Scenario::pacing(sc), start);
             sender.set_stop(stop);
             sender.set_extra_rtt(sc.extra_rtt_s);
+            if cfg.acts(i) {
+                sender.set_capacity_train(cfg.observation.train_packets());
+            }
             if let Some(kind) = sc.controller.classic() {
                 let seed = self.rng.random::<u64>();
                 sender.set_classic(ClassicCc::seeded(kind, seed));

@@ -141,9 +141,25 @@ impl Network {
         } else {
             self.link.train_for(sender.rate_pps)
         };
+        // A learned sender's capacity train at its MI's first departure: that many of its
+        // packets (each a simulated train at a fast rate) at one instant.
+        let back_to_back = if sender.cc.is_none() && sender.mi.sent == 0 {
+            sender.capacity_train
+        } else {
+            1
+        };
+        for _ in 0..back_to_back {
+            self.send_unit(i, t, train, rng);
+        }
+        let sender = &mut self.senders[i];
+        sender.next_send_s = t + f64::from(train * back_to_back) / sender.rate_pps;
+    }
+
+    /// Hands one packet (or packet train of `train` packets) of sender `i` to the link at `t`.
+    fn send_unit<R: Rng>(&mut self, i: usize, t: f64, train: u32, rng: &mut R) {
+        let sender = &mut self.senders[i];
         sender.mi.on_sent_train(train);
         sender.totals.sent += u64::from(train);
-        sender.next_send_s = t + f64::from(train) / sender.rate_pps;
         sender.last_send_s = t;
         let meta = sender.cc.is_some().then_some(PacketMeta {
             sent_s: t,

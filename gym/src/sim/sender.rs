@@ -77,6 +77,18 @@ pub struct Sender {
     /// Round-trip time the sender's own access path adds (s).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(super) extra_rtt_s: f64,
+    /// Packets (or packet trains) sent back to back at each MI's first departure, the
+    /// learned sender's capacity trains (1: none; classic senders never send them).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub(super) capacity_train: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -113,6 +125,7 @@ impl Sender {
             last_send_s: start_s,
             stop_s: f64::INFINITY,
             extra_rtt_s: 0.0,
+            capacity_train: 1,
         }
     }
 
@@ -135,6 +148,8 @@ impl Sender {
         self.last_send_s = start_s;
         self.stop_s = f64::INFINITY;
         self.extra_rtt_s = 0.0;
+        self.capacity_train = 1;
+        self.mi.measure_trains(false);
     }
 
     /// The sender sends nothing from `stop_s` on (a departing flow).
@@ -145,6 +160,13 @@ impl Sender {
     /// Adds `extra_rtt_s` of the sender's own access path to every packet's round trip.
     pub fn set_extra_rtt(&mut self, extra_rtt_s: f64) {
         self.extra_rtt_s = extra_rtt_s;
+    }
+
+    /// Sends `packets` back to back at each MI's first departure ([`mocc_policy::SenderLoop::train_packets`]);
+    /// the next departure is that many packet intervals later.
+    pub fn set_capacity_train(&mut self, packets: u32) {
+        self.capacity_train = packets.max(1);
+        self.mi.measure_trains(self.capacity_train > 1);
     }
 
     /// Round-trip time the sender's access path adds (s).

@@ -218,7 +218,7 @@ impl Sender {
             socket,
             flow,
             losses: LossDetector::new(0),
-            ledger: MiLedger::new(driver),
+            ledger: MiLedger::new(driver).sending_trains(),
             outcome: FlowOutcome::default(),
             lateness: Vec::new(),
         }
@@ -258,14 +258,20 @@ impl Sender {
             if now >= next_send {
                 let due = next_send;
                 self.lateness.push(now - due);
-                self.send(seq, &mut packet)?;
-                seq += 1;
-                // Keep to the schedule at the rate the packet left at; after a stall restart
+                // One packet, or the policy's capacity train at an MI's first departure.
+                let back_to_back = self.ledger.packets_due();
+                for _ in 0..back_to_back {
+                    self.send(seq, &mut packet)?;
+                    seq += 1;
+                }
+                // Keep to the schedule at the rate the packets left at; after a stall restart
                 // it rather than burst.
                 let gap = 1.0 / self.ledger.rate_pps();
-                next_send = (due + gap).max(now - gap);
-                let closed = self.ledger.on_sent(due);
-                self.record(closed);
+                next_send = (due + f64::from(back_to_back) * gap).max(now - gap);
+                for _ in 0..back_to_back {
+                    let closed = self.ledger.on_sent(due);
+                    self.record(closed);
+                }
             }
             self.wait_until(next_send.min(end))?;
         }

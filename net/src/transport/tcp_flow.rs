@@ -254,6 +254,7 @@ impl Sampler {
             },
             // A kernel flow's samples are totals, not acknowledgement times.
             ack_span: None,
+            train_pps: None,
         };
         let rate_pps = if now_s > self.last_s {
             (delivered + lost) / (now_s - self.last_s)

@@ -60,6 +60,7 @@ impl From<&MoccMonitorInterval> for MonitorInterval {
             // A caller's own MIs carry no acknowledgement times (the packet-event API's do):
             // a startup falls back to the MI's window.
             ack_span: None,
+            train_pps: None,
         }
     }
 }

@@ -6,12 +6,14 @@
 //! the path recently gave, whose RTT stayed flat while its own queue would have drained,
 //! measures the path as it is now.
 
+mod capacity;
 mod drain;
 mod mode;
 #[cfg(test)]
 mod tests;
 mod tracker;
 
+pub use capacity::{CapacityTrains, CapacityWindow, MAX_TRAIN_PACKETS, MAX_TRAIN_SAMPLES};
 pub use drain::{
     is_drained, DrainReference, DRAINED_MAX_LOSS, FLAT_RTT_FLOOR_S, FLAT_RTT_FRACTION,
 };

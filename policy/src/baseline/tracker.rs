@@ -1,6 +1,7 @@
 //! [`LatencyBaseline`]: one connection's latency baseline, peak delivery rate, recent and
 //! lowest latency, updated once per MI, and the [`PathEstimate`] they make.
 
+use super::capacity::{CapacityTrains, CapacityWindow};
 use super::drain::{is_drained, DrainReference};
 use super::mode::BaselineMode;
 use crate::mi::MetricsVersion;
@@ -15,7 +16,8 @@ pub struct PathEstimate {
     pub baseline_s: f64,
     /// The highest delivery rate (packets/s) of the last `seconds` of the windowed modes (the
     /// newest delivery when none is that recent) or of the whole connection for
-    /// `connection_min`; 0 before any packet was delivered.
+    /// `connection_min`, or the share of the bottleneck's rate that packet trains set where
+    /// that is higher ([`LatencyBaseline::with_capacity`]); 0 before any packet was delivered.
     pub peak_delivery_pps: f64,
     /// The lowest MI mean latency (s) of the last [`RECENT_LATENCY_WINDOW_S`] (the newest
     /// MI with RTT samples when none is that recent), whatever the baseline's mode and
@@ -70,6 +72,9 @@ pub struct LatencyBaseline {
     /// The connection's lowest MI mean latency (s), kept with `recent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     lowest_latency_s: Option<f64>,
+    /// The bottleneck's rate from packet trains, which lifts the peak delivery rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    capacity: Option<CapacityWindow>,
 }
 
 impl LatencyBaseline {
@@ -87,6 +92,7 @@ impl LatencyBaseline {
             restart_pending: false,
             recent: None,
             lowest_latency_s: None,
+            capacity: None,
         }
     }
 
@@ -95,6 +101,13 @@ impl LatencyBaseline {
     /// otherwise 0); a window it keeps already stays.
     pub fn tracking_recent(mut self) -> Self {
         self.recent.get_or_insert_with(MinWindow::default);
+        self
+    }
+
+    /// The same baseline whose peak delivery rate is at least the share of the bottleneck's
+    /// rate that `trains` set ([`CapacityTrains`]); None leaves the peak the flow's own.
+    pub fn with_capacity(mut self, trains: Option<CapacityTrains>) -> Self {
+        self.capacity = trains.map(CapacityWindow::new);
         self
     }
 
@@ -111,6 +124,9 @@ impl LatencyBaseline {
             recent.clear();
         }
         self.lowest_latency_s = None;
+        if let Some(c) = &mut self.capacity {
+            c.clear();
+        }
     }
 
     /// Forgets the baseline's latency samples (not the delivery peak, the recent minimum nor the
@@ -167,6 +183,9 @@ impl LatencyBaseline {
     pub fn observe_with(&mut self, mi: &MonitorInterval, may_restart: bool) -> PathEstimate {
         self.apply_pending_restart(mi);
         self.push_recent(mi);
+        if let Some(c) = &mut self.capacity {
+            c.push(mi);
+        }
         match self.mode {
             BaselineMode::ConnectionMin => {
                 self.conn_peak_pps = self.conn_peak_pps.max(mi.throughput_pps());
@@ -219,13 +238,18 @@ impl LatencyBaseline {
     }
 
     /// The highest delivery rate (packets/s) of the last `seconds` of the windowed modes (the
-    /// newest delivery when none is that recent), or of the connection for `connection_min`;
-    /// 0 before any delivery.
+    /// newest delivery when none is that recent), or of the connection for `connection_min`,
+    /// at least the trains' share of the bottleneck's rate when kept; 0 before any delivery.
     pub fn peak_delivery_pps(&self) -> f64 {
-        match self.mode {
+        let own = match self.mode {
             BaselineMode::ConnectionMin => self.conn_peak_pps,
             _ => self.deliveries.extreme().unwrap_or(0.0),
-        }
+        };
+        own.max(
+            self.capacity
+                .as_ref()
+                .map_or(0.0, CapacityWindow::floor_pps),
+        )
     }
 
     /// Adds the MI's mean latency to the recent window and the connection's lowest, when they

@@ -16,6 +16,7 @@ fn mi(sent: f64, acked: f64, lost: f64, recv_s: f64, rtt_s: f64) -> MonitorInter
         recv_end_s: recv_s,
         rtt: RttSummary::from_samples(&[rtt_s]),
         ack_span: None,
+        train_pps: None,
     }
 }
 
@@ -47,6 +48,7 @@ fn delivery_rate_times_the_acknowledgements_where_the_mi_has_them() {
     assert!((delivery_rate_pps(&timed).unwrap() - 1.0 / 0.003).abs() < 1e-6);
     let untimed = MonitorInterval {
         ack_span: None,
+        train_pps: None,
         ..timed
     };
     assert!((delivery_rate_pps(&untimed).unwrap() - 300.0).abs() < 1e-6);

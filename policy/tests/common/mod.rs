@@ -84,6 +84,7 @@ pub fn random_policy(preference: bool, seed: u64) -> (PolicySpec, Tensors) {
                 features: FeatureSet::from_names(&features).expect("known features"),
                 history_len,
                 latency_baseline: BaselineMode::ConnectionMin,
+                capacity_trains: None,
             },
             metrics: MetricsVersion::Aurora,
             normalization,

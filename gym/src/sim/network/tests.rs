@@ -244,3 +244,60 @@ fn over_capacity_drops_and_queues() {
     assert!((lost / (acked + lost) - 0.5).abs() < 0.02, "lost {lost}");
     assert!(mi.rtt.mean_s > 0.1 && mi.rtt.mean_s <= 0.1 + 0.02 + 1e-12);
 }
+
+#[test]
+fn a_capacity_train_measures_the_link_beside_a_busy_peer() {
+    // A 1,000 pkt/s link shared by a learned sender at 300 pkt/s that sends 3 packets back to
+    // back at each 0.1 s MI's start, and a constant 800 pkt/s sender: the queue grows (by
+    // 100 packets a second, short of its 400), yet the train's packets leave it 1 ms apart,
+    // the link's rate and not the sender's share.
+    let link = Link::fixed(LinkParams {
+        bandwidth_pps: 1000.0,
+        delay_s: 0.02,
+        queue_pkts: 400.0,
+        loss: 0.0,
+    });
+    let mut learned = Sender::new(300.0, Pacing::Continuous, 0.0);
+    learned.set_capacity_train(3);
+    let peer = Sender::new(800.0, Pacing::Continuous, 0.0);
+    let mut n = Network::new(link, vec![learned, peer]);
+    n.set_mi_end(0, 0.1);
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let mut mis = Vec::new();
+    n.run_until(3.0, &mut rng, |net, i| {
+        if i == 0 {
+            let now = net.now_s();
+            mis.push(net.senders_mut()[0].close_mi(now));
+            net.set_mi_end(0, now + 0.1);
+        }
+    });
+    assert!(mis.len() >= 29, "{}", mis.len());
+    // Trains are acknowledged about every 0.1 s (later as the queue grows): nearly every MI
+    // after the first round trip holds one, each measuring the link exactly, and the two
+    // packets that followed the first give no RTT sample.
+    let timed: Vec<_> = mis[2..]
+        .iter()
+        .filter(|mi| mi.train_pps.is_some())
+        .collect();
+    assert!(
+        timed.len() + 3 >= mis.len() - 2,
+        "{} of {}",
+        timed.len(),
+        mis.len() - 2
+    );
+    for mi in timed {
+        let pps = mi.train_pps.unwrap_or_default();
+        assert!((pps - 1000.0).abs() < 1e-6, "{pps}");
+        let acked = (mi.bytes_acked / BYTES_PER_PACKET) as u64;
+        assert!(mi.rtt.count + 2 <= acked, "{mi:?}");
+    }
+    // The train counts toward the rate: 30 packets per 0.1 s MI, 3 of them at its start.
+    let sent: f64 = mis.iter().map(|m| m.bytes_sent / BYTES_PER_PACKET).sum();
+    let until = mis.last().map_or(0.0, |m| m.send_end_s);
+    assert!((sent - 300.0 * until).abs() <= 3.0, "{sent} by {until}");
+    // A sender without trains measures none.
+    let mut plain = net(50.0, 0.01);
+    plain.run_until(1.0, &mut rng, |_, _| {});
+    let now = plain.now_s();
+    assert_eq!(plain.senders_mut()[0].close_mi(now).train_pps, None);
+}
