@@ -187,7 +187,10 @@ fn the_pairs_capacity_trains_measure_the_bottleneck_on_a_real_path() {
         );
         trains.sort_by(f64::total_cmp);
         let median = trains[trains.len() / 2];
-        ensure!((850.0..1100.0).contains(&median), "median train rate {median}");
+        ensure!(
+            (850.0..1100.0).contains(&median),
+            "median train rate {median}"
+        );
         Ok(())
     });
 }

@@ -155,7 +155,8 @@ impl ObservationBuilder {
         }
     }
 
-    /// The same builder, its baseline's peak lifted by `trains` ([`LatencyBaseline::with_capacity`]).
+    /// The same builder, its baseline's peak lifted by `trains`
+    /// ([`LatencyBaseline::with_capacity`]).
     pub fn with_capacity_trains(mut self, trains: Option<CapacityTrains>) -> Self {
         self.baseline = self.baseline.with_capacity(trains);
         self

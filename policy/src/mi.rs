@@ -303,8 +303,8 @@ impl MonitorInterval {
         rtt_second_half_mean_s,ack_span_packets,ack_span_s,train_pps";
 
     /// The MI as one CSV row (no newline), in [`MonitorInterval::CSV_HEADER`] order (the ack
-    /// span's and the train rate's cells empty without them); floats print in shortest round-trip form, so
-    /// [`MonitorInterval::from_csv_row`] restores them exactly.
+    /// span's and the train rate's cells empty without them); floats print in shortest
+    /// round-trip form, so [`MonitorInterval::from_csv_row`] restores them exactly.
     pub fn to_csv_row(&self) -> String {
         let (span_bytes, span_s) = match self.ack_span {
             Some(a) => (a.packets_after_first.to_string(), a.span_s.to_string()),

@@ -162,8 +162,9 @@ impl Sender {
         self.extra_rtt_s = extra_rtt_s;
     }
 
-    /// Sends `packets` back to back at each MI's first departure ([`mocc_policy::SenderLoop::train_packets`]);
-    /// the next departure is that many packet intervals later.
+    /// Sends `packets` back to back at each MI's first departure (a learned sender's
+    /// [`mocc_policy::SenderLoop::train_packets`]); the next departure is that many packet
+    /// intervals later.
     pub fn set_capacity_train(&mut self, packets: u32) {
         self.capacity_train = packets.max(1);
         self.mi.measure_trains(self.capacity_train > 1);

@@ -78,6 +78,9 @@ pub struct CapacityWindow {
     trains: CapacityTrains,
     /// (MI end, train rate), oldest first.
     samples: VecDeque<(f64, f64)>,
+    /// The median of `samples` (0 without any), formed when they change.
+    #[serde(default)]
+    median_pps: f64,
 }
 
 impl CapacityWindow {
@@ -86,33 +89,41 @@ impl CapacityWindow {
         Self {
             trains,
             samples: VecDeque::new(),
+            median_pps: 0.0,
         }
     }
 
     /// Adds the MI's train rate, if it has one, at its end, and drops the rates older than the
     /// window (the newest always stays).
     pub fn push(&mut self, mi: &MonitorInterval) {
+        let before = self.samples.len();
+        let mut added = false;
         if let Some(pps) = mi.train_pps.filter(|p| p.is_finite() && *p > 0.0) {
             if self.samples.len() == MAX_TRAIN_SAMPLES {
                 self.samples.pop_front();
             }
             self.samples.push_back((mi.send_end_s, pps));
+            added = true;
         }
         let oldest = mi.send_end_s - self.trains.window_s;
         while self.samples.len() > 1 && self.samples.front().is_some_and(|&(t, _)| t < oldest) {
             self.samples.pop_front();
+        }
+        if added || self.samples.len() != before {
+            self.median_pps = median(self.samples.iter().map(|&(_, pps)| pps));
         }
     }
 
     /// The least peak delivery rate (packets/s): `fraction` of the median train rate kept (the
     /// mean of the middle two of an even count), 0 before any.
     pub fn floor_pps(&self) -> f64 {
-        self.trains.fraction * median(self.samples.iter().map(|&(_, pps)| pps))
+        self.trains.fraction * self.median_pps
     }
 
     /// Forgets the rates (a new connection).
     pub fn clear(&mut self) {
         self.samples.clear();
+        self.median_pps = 0.0;
     }
 }
 
