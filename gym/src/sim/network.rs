@@ -143,7 +143,7 @@ impl Network {
         };
         // A learned sender's capacity train at its MI's first departure: that many of its
         // packets (each a simulated train at a fast rate) at one instant.
-        let back_to_back = if sender.cc.is_none() && sender.mi.sent == 0 {
+        let back_to_back = if sender.capacity_train > 1 && sender.mi.sent == 0 {
             sender.capacity_train
         } else {
             1

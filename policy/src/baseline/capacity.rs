@@ -55,17 +55,7 @@ impl CapacityTrains {
                 format!("must lie in (0, 1] (got {})", self.fraction),
             ));
         }
-        if !(self.window_s > 0.0 && self.window_s <= super::MAX_WINDOW_S) {
-            return Err((
-                "capacity_trains.window_s",
-                format!(
-                    "must lie in (0, {}] (got {})",
-                    super::MAX_WINDOW_S,
-                    self.window_s
-                ),
-            ));
-        }
-        Ok(())
+        super::mode::positive_window(self.window_s, "capacity_trains.window_s")
     }
 }
 

@@ -69,7 +69,10 @@ impl BaselineMode {
 /// Longest baseline window (s): an hour, far beyond any path's memory.
 pub const MAX_WINDOW_S: f64 = 3600.0;
 
-fn positive_window(seconds: f64, field: &'static str) -> Result<(), (&'static str, String)> {
+pub(super) fn positive_window(
+    seconds: f64,
+    field: &'static str,
+) -> Result<(), (&'static str, String)> {
     if seconds > 0.0 && seconds <= MAX_WINDOW_S {
         Ok(())
     } else {
