@@ -93,7 +93,10 @@ fn uncaptured(line: &str) {
 /// [`on_a_quiet_attempt`] can take the measurement again.
 macro_rules! ensure {
     ($cond:expr, $($message:tt)+) => {
-        if !$cond {
+        // Bound to a bool first: a NaN measurement fails the bound as written, and `!` never
+        // negates a float comparison.
+        let held: bool = $cond;
+        if !held {
             return Err(format!($($message)+));
         }
     };
