@@ -31,6 +31,34 @@ fn constant(path: &PathSpec, rate_pps: f64, seconds: f64) -> FlowOutcome {
     .expect("flow")
 }
 
+/// A shipped export (a folder under `checkpoints/`), loaded once for every attempt.
+fn shipped(name: &str) -> std::sync::Arc<mocc_policy::Policy> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../checkpoints")
+        .join(name);
+    std::sync::Arc::new(mocc_policy::Policy::load(&dir).expect("export"))
+}
+
+/// Flow `id` of `policy` for balanced weights through the deployed controller over `path`,
+/// starting at `start_rate_pps`.
+fn learned(
+    policy: &std::sync::Arc<mocc_policy::Policy>,
+    path: &PathSpec,
+    id: u16,
+    start_rate_pps: f64,
+    seconds: u64,
+) -> FlowOutcome {
+    let controller = mocc_policy::Controller::new(policy.clone(), [0.34, 0.33, 0.33]).unwrap();
+    let topology = Topology::create(path).expect("topology");
+    run_controlled_flow(
+        &topology,
+        id,
+        Box::new(PolicyDriver::new(controller, start_rate_pps)),
+        Duration::from_secs(seconds),
+    )
+    .expect("flow")
+}
+
 /// Every packet handed to the path is acknowledged or lost, once; the MIs add up to the totals.
 fn assert_conserved(f: &FlowOutcome) {
     let mi_sent: u64 = f
@@ -128,18 +156,9 @@ fn the_shipped_export_drives_a_flow_through_the_deployed_controller() {
     if !common::network_ready(&[]) {
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-omega36");
-    let policy = std::sync::Arc::new(mocc_policy::Policy::load(&dir).expect("export"));
+    let policy = shipped("mocc-omega36");
     common::on_a_quiet_attempt("the shipped export on a real path", || {
-        let controller = mocc_policy::Controller::new(policy.clone(), [0.34, 0.33, 0.33]).unwrap();
-        let topology = Topology::create(&spec(450.0, 0.035, 60)).expect("topology");
-        let f = run_controlled_flow(
-            &topology,
-            3,
-            Box::new(PolicyDriver::new(controller, 225.0)),
-            Duration::from_secs(8),
-        )
-        .expect("flow");
+        let f = learned(&policy, &spec(450.0, 0.035, 60), 3, 225.0, 8);
         assert_conserved(&f);
         let rates: Vec<f64> = f.mis.iter().map(|r| r.rate_pps).collect();
         assert!(rates.len() > 40, "{} MIs", rates.len());
@@ -162,19 +181,10 @@ fn the_pairs_capacity_trains_measure_the_bottleneck_on_a_real_path() {
     if !common::network_ready(&[]) {
         return;
     }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/mocc-pair");
-    let policy = std::sync::Arc::new(mocc_policy::Policy::load(&dir).expect("export"));
+    let policy = shipped("mocc-pair");
     assert!(policy.spec().observation.config.capacity_trains.is_some());
     common::on_a_quiet_attempt("capacity trains on a real path", || {
-        let controller = mocc_policy::Controller::new(policy.clone(), [0.34, 0.33, 0.33]).unwrap();
-        let topology = Topology::create(&spec(1000.0, 0.02, 40)).expect("topology");
-        let f = run_controlled_flow(
-            &topology,
-            5,
-            Box::new(PolicyDriver::new(controller, 500.0)),
-            Duration::from_secs(6),
-        )
-        .expect("flow");
+        let f = learned(&policy, &spec(1000.0, 0.02, 40), 5, 500.0, 6);
         assert_conserved(&f);
         // Three packets open each MI; their acknowledgements' spacing is tbf's rate, whatever
         // the flow's own (it starts at half the link).
