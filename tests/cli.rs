@@ -1438,6 +1438,10 @@ fn pair_joins_two_exports_that_eval_runs_and_refuses_what_cannot_pair() {
         ("1,0.95,2", "capacity_trains.packets must lie in [2, 8]"),
         ("3,x,2", "FRACTION: not a number"),
         ("3,0.95,0", "capacity_trains.window_s must lie in (0, 3600]"),
+        (
+            "3,0.95,2,2",
+            "capacity_trains.ratio_exponent must lie in (0, 1]",
+        ),
     ] {
         let args = ["pair", &s(&a), &s(&b), "--out", &s(&refused)];
         let out = mocc(&[&args[..], &["--capacity-trains", value]].concat());

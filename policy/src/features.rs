@@ -5,7 +5,7 @@
 //! connection's minimum MI latency, or a windowed one), and an observation value is the metric
 //! divided by the metric's scale.
 
-use crate::baseline::PathEstimate;
+use crate::baseline::{read_peak_ratio, PathEstimate};
 use crate::mi::{MetricsVersion, MonitorInterval};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -161,7 +161,10 @@ impl Feature {
             }
             Feature::PeakDeliveryRatio => {
                 if path.peak_delivery_pps > 0.0 {
-                    mi.send_rate_pps() / path.peak_delivery_pps
+                    read_peak_ratio(
+                        mi.send_rate_pps() / path.peak_delivery_pps,
+                        path.peak_ratio_exponent,
+                    )
                 } else {
                     1.0
                 }
@@ -320,6 +323,7 @@ mod tests {
             peak_delivery_pps: 0.0,
             recent_min_latency_s: 0.0,
             lowest_latency_s: 0.0,
+            peak_ratio_exponent: 1.0,
         }
     }
 
@@ -397,9 +401,16 @@ mod tests {
             peak_delivery_pps: 80.0,
             recent_min_latency_s: 0.0,
             lowest_latency_s: 0.0,
+            peak_ratio_exponent: 1.0,
         };
         let f = Feature::PeakDeliveryRatio;
         assert!((f.value(&m, &path, A) - 0.25).abs() < 1e-12);
+        // Read on the trains' exponent 0.5: the square root, 0.5.
+        let compressed = PathEstimate {
+            peak_ratio_exponent: 0.5,
+            ..path
+        };
+        assert!((f.value(&m, &compressed, A) - 0.5).abs() < 1e-12);
         // No delivery yet: 1, as send ratio without acknowledgements.
         assert_eq!(f.value(&m, &at(0.1), A), 1.0);
         assert_eq!("peak delivery ratio".parse::<Feature>(), Ok(f));

@@ -34,18 +34,23 @@ pub struct PairArgs {
     /// PACKETS,FRACTION,WINDOW_S: send PACKETS back to back at each MI's start and read the
     /// peak delivery rate as at least FRACTION of the median rate those trains measured over
     /// the last WINDOW_S seconds, a reference every flow on the path shares (default: each
-    /// flow's own peak).
+    /// flow's own peak); RATIO_EXPONENT (default 1): `peak delivery ratio` below 1 is read as
+    /// ratio^RATIO_EXPONENT.
     #[arg(long, value_parser = parse_capacity_trains)]
     capacity_trains: Option<CapacityTrains>,
 }
 
-/// `--capacity-trains PACKETS,FRACTION,WINDOW_S`, each checked.
+/// `--capacity-trains PACKETS,FRACTION,WINDOW_S[,RATIO_EXPONENT]`, each checked.
 fn parse_capacity_trains(text: &str) -> Result<CapacityTrains, String> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-    let [packets, fraction, window_s] = parts[..] else {
-        return Err(format!(
-            "expected PACKETS,FRACTION,WINDOW_S (e.g. 3,0.95,2), got {text:?}"
-        ));
+    let (packets, fraction, window_s, exponent) = match parts[..] {
+        [p, f, w] => (p, f, w, None),
+        [p, f, w, e] => (p, f, w, Some(e)),
+        _ => {
+            return Err(format!(
+                "expected PACKETS,FRACTION,WINDOW_S[,RATIO_EXPONENT] (e.g. 3,0.95,2), got {text:?}"
+            ))
+        }
     };
     let number = |name: &str, cell: &str| {
         cell.parse::<f64>()
@@ -57,6 +62,7 @@ fn parse_capacity_trains(text: &str) -> Result<CapacityTrains, String> {
             .map_err(|_| format!("PACKETS: not a whole number: {packets:?}"))?,
         fraction: number("FRACTION", fraction)?,
         window_s: number("WINDOW_S", window_s)?,
+        ratio_exponent: exponent.map_or(Ok(1.0), |e| number("RATIO_EXPONENT", e))?,
     };
     trains
         .validate()
@@ -96,4 +102,35 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     eprintln!("pair: {}", args.out.display());
     super::print_line(serde_json::to_string(paired.spec())?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_capacity_trains;
+
+    #[test]
+    fn capacity_trains_take_an_optional_ratio_exponent() {
+        let three = parse_capacity_trains("3, 0.95, 2").unwrap();
+        assert_eq!(
+            (three.packets, three.fraction, three.window_s),
+            (3, 0.95, 2.0)
+        );
+        assert_eq!(three.ratio_exponent, 1.0);
+        let four = parse_capacity_trains("3,0.95,2,0.5").unwrap();
+        assert_eq!(four.ratio_exponent, 0.5);
+        for (text, message) in [
+            (
+                "3,0.95,2,0",
+                "capacity_trains.ratio_exponent must lie in (0, 1]",
+            ),
+            ("3,0.95,2,y", "RATIO_EXPONENT: not a number"),
+            (
+                "3,0.95,2,0.5,1",
+                "expected PACKETS,FRACTION,WINDOW_S[,RATIO_EXPONENT]",
+            ),
+        ] {
+            let error = parse_capacity_trains(text).unwrap_err();
+            assert!(error.contains(message), "{text}: {error}");
+        }
+    }
 }

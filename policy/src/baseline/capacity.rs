@@ -35,6 +35,20 @@ pub struct CapacityTrains {
     /// Window (s) over the train rates, in (0, 3600]: short enough to follow a link that
     /// changes its rate.
     pub window_s: f64,
+    /// `peak delivery ratio` below 1 is read as `ratio^ratio_exponent` once the trains
+    /// measured a rate, in (0, 1] (1: as measured). Against the bottleneck's rate each of N
+    /// flows reads about 1/N; an exponent under 1 keeps the flows' order and brings the
+    /// readings of many flows near those of a few (docs/research/many-flows.md).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub ratio_exponent: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 impl CapacityTrains {
@@ -55,7 +69,23 @@ impl CapacityTrains {
                 format!("must lie in (0, 1] (got {})", self.fraction),
             ));
         }
+        if !(self.ratio_exponent > 0.0 && self.ratio_exponent <= 1.0) {
+            return Err((
+                "capacity_trains.ratio_exponent",
+                format!("must lie in (0, 1] (got {})", self.ratio_exponent),
+            ));
+        }
         super::mode::positive_window(self.window_s, "capacity_trains.window_s")
+    }
+}
+
+/// `peak delivery ratio` as the policy reads it: `ratio^exponent` below 1, else `ratio`
+/// ([`CapacityTrains::ratio_exponent`]).
+pub fn read_peak_ratio(ratio: f64, exponent: f64) -> f64 {
+    if ratio < 1.0 && exponent != 1.0 {
+        ratio.powf(exponent)
+    } else {
+        ratio
     }
 }
 
@@ -110,6 +140,11 @@ impl CapacityWindow {
         self.trains.fraction * self.median_pps
     }
 
+    /// The trains this window keeps the rates of.
+    pub fn trains(&self) -> &CapacityTrains {
+        &self.trains
+    }
+
     /// Forgets the rates (a new connection).
     pub fn clear(&mut self) {
         self.samples.clear();
@@ -138,6 +173,7 @@ mod tests {
             packets: 3,
             fraction: 0.9,
             window_s: 2.0,
+            ratio_exponent: 1.0,
         }
     }
 
@@ -240,8 +276,50 @@ mod tests {
                 },
                 "capacity_trains.window_s",
             ),
+            (
+                CapacityTrains {
+                    ratio_exponent: 0.0,
+                    ..trains()
+                },
+                "capacity_trains.ratio_exponent",
+            ),
+            (
+                CapacityTrains {
+                    ratio_exponent: 1.5,
+                    ..trains()
+                },
+                "capacity_trains.ratio_exponent",
+            ),
         ] {
             assert_eq!(bad.validate().unwrap_err().0, field, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_ratio_is_read_on_the_exponent_below_one() {
+        assert_eq!(read_peak_ratio(0.25, 1.0), 0.25);
+        // One of four flows reads 1/4 of the bottleneck's rate: 0.5 on the square root.
+        assert!((read_peak_ratio(0.25, 0.5) - 0.5).abs() < 1e-12);
+        // At or above 1 (sending more than the reference) the ratio is read as it is.
+        assert_eq!(read_peak_ratio(1.0, 0.5), 1.0);
+        assert_eq!(read_peak_ratio(1.3, 0.5), 1.3);
+        // The order of flows stays: less sent, less read.
+        assert!(read_peak_ratio(0.05, 0.5) < read_peak_ratio(0.1, 0.5));
+    }
+
+    #[test]
+    fn the_exponent_defaults_to_one_and_is_written_only_when_set() {
+        let parsed: CapacityTrains =
+            serde_json::from_str(r#"{"packets": 3, "fraction": 0.9, "window_s": 2.0}"#).unwrap();
+        assert_eq!(parsed, trains());
+        assert!(!serde_json::to_string(&trains())
+            .unwrap()
+            .contains("ratio_exponent"));
+        let set = CapacityTrains {
+            ratio_exponent: 0.4,
+            ..trains()
+        };
+        let text = serde_json::to_string(&set).unwrap();
+        assert_eq!(serde_json::from_str::<CapacityTrains>(&text).unwrap(), set);
     }
 }

@@ -13,7 +13,9 @@ mod mode;
 mod tests;
 mod tracker;
 
-pub use capacity::{CapacityTrains, CapacityWindow, MAX_TRAIN_PACKETS, MAX_TRAIN_SAMPLES};
+pub use capacity::{
+    read_peak_ratio, CapacityTrains, CapacityWindow, MAX_TRAIN_PACKETS, MAX_TRAIN_SAMPLES,
+};
 pub use drain::{
     is_drained, DrainReference, DRAINED_MAX_LOSS, FLAT_RTT_FLOOR_S, FLAT_RTT_FRACTION,
 };

@@ -1,6 +1,6 @@
 //! Unit tests of [`LatencyBaseline`](super::LatencyBaseline) in each mode.
 
-use super::{BaselineMode, LatencyBaseline};
+use super::{BaselineMode, CapacityTrains, LatencyBaseline};
 use crate::mi::MetricsVersion;
 use crate::mi::NO_BASELINE_LATENCY_S;
 use crate::mi::{test_interval as mi, MonitorInterval, BYTES_PER_PACKET};
@@ -270,6 +270,30 @@ fn every_mode_keeps_the_peak_delivery_of_its_window() {
         assert_eq!(e.peak_delivery_pps, peak, "{mode:?}");
         assert_eq!(e.baseline_s, 0.04, "{mode:?}");
     }
+}
+
+#[test]
+fn the_ratio_exponent_counts_once_the_trains_measured_a_rate() {
+    let trains = CapacityTrains {
+        packets: 3,
+        fraction: 0.95,
+        window_s: 2.0,
+        ratio_exponent: 0.5,
+    };
+    let mut b = LatencyBaseline::new(BaselineMode::ConnectionMin, A).with_capacity(Some(trains));
+    // No train yet (or a transport that sends none): the flow's own peak, read as measured.
+    let e = b.observe(&mi(0.0, 1.0, 100.0, 100.0, &[0.04; 4]));
+    assert_eq!((e.peak_delivery_pps, e.peak_ratio_exponent), (100.0, 1.0));
+    // A train measured 1,000 pkt/s: the peak is at least 950, read on the exponent.
+    let with_train = MonitorInterval {
+        train_pps: Some(1000.0),
+        ..mi(1.0, 2.0, 100.0, 100.0, &[0.04; 4])
+    };
+    let e = b.observe(&with_train);
+    assert_eq!((e.peak_delivery_pps, e.peak_ratio_exponent), (950.0, 0.5));
+    // Without trains in the observation the exponent is 1 whatever happens.
+    let mut plain = LatencyBaseline::new(BaselineMode::ConnectionMin, A);
+    assert_eq!(plain.observe(&with_train).peak_ratio_exponent, 1.0);
 }
 
 #[test]

@@ -27,6 +27,10 @@ pub struct PathEstimate {
     /// Kept only with `recent_min_latency_s` ([`LatencyBaseline::tracking_recent`]); 0 before
     /// any RTT sample or when not kept; a restart leaves it, a reset clears it.
     pub lowest_latency_s: f64,
+    /// What `peak delivery ratio` below 1 is raised to: [`CapacityTrains::ratio_exponent`]
+    /// once the trains measured a rate, else 1 (a transport that sends none reads the ratio
+    /// as without the field).
+    pub peak_ratio_exponent: f64,
 }
 
 /// Length (s) of the window [`PathEstimate::recent_min_latency_s`] spans: longer than a
@@ -169,6 +173,11 @@ impl LatencyBaseline {
                 .and_then(MinWindow::extreme)
                 .unwrap_or(0.0),
             lowest_latency_s: self.lowest_latency_s.unwrap_or(0.0),
+            peak_ratio_exponent: self
+                .capacity
+                .as_ref()
+                .filter(|c| c.floor_pps() > 0.0)
+                .map_or(1.0, |c| c.trains().ratio_exponent),
         }
     }
 
