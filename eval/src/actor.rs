@@ -4,7 +4,8 @@
 //! sets its own rate (a classic controller or a constant rate).
 
 use mocc_gym::{ClassicKind, ControllerConfig, Range, ScenarioConfig, SenderConfig, StartRate};
-use mocc_policy::{Mode, Policy};
+use mocc_policy::{Mode, Policy, SenderRule, UntrainedPart};
+use serde::Serialize;
 use std::path::Path;
 
 /// Why a policy could not be loaded.
@@ -56,6 +57,69 @@ pub struct LoadedPolicy {
     name: String,
     driver: Driver,
     scenario: ScenarioConfig,
+    rule: Option<RuleRecord>,
+}
+
+/// The rule a learned policy runs under, beside the one its weights were trained under and
+/// the parts between them that someone declared (what `mocc eval` writes to rules.json).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleRecord {
+    /// The rule it runs under (a paired export's: the cooperative half's).
+    pub rule: SenderRule,
+    /// The rule its weights learned under (None: the export does not say).
+    pub trained_rule: Option<SenderRule>,
+    /// The parts it runs under that training did not use, each declared: a paired export's
+    /// halves' together, each part once.
+    pub untrained: Vec<UntrainedPart>,
+}
+
+impl RuleRecord {
+    /// An export's record: its own rule and provenance, and its competitive half's
+    /// declarations of parts the cooperative half does not declare.
+    pub fn of_export(policy: &Policy) -> Self {
+        let p = &policy.spec().provenance;
+        let mut untrained = p.untrained.clone();
+        for u in policy
+            .competitive()
+            .into_iter()
+            .flat_map(|c| &c.spec().provenance.untrained)
+        {
+            if !untrained.iter().any(|o| o.part == u.part) {
+                untrained.push(u.clone());
+            }
+        }
+        Self {
+            rule: SenderRule::of(policy.spec()),
+            trained_rule: p.trained_rule,
+            untrained,
+        }
+    }
+
+    /// A checkpoint's record: it runs under its training scenario's rule.
+    pub fn of_training(scenario: &ScenarioConfig) -> Self {
+        let rule = SenderRule {
+            action: scenario.action,
+            capacity_trains: scenario.observation.capacity_trains,
+        };
+        Self {
+            rule,
+            trained_rule: Some(rule),
+            untrained: Vec::new(),
+        }
+    }
+
+    /// `action.mode_switch (mocc pair), action.startup (recipe r.yaml)`: the untrained parts
+    /// with who declared each (None when there are none).
+    pub fn untrained_text(&self) -> Option<String> {
+        (!self.untrained.is_empty()).then(|| {
+            self.untrained
+                .iter()
+                .map(|u| format!("{} ({})", u.part, u.declared_by))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    }
 }
 
 enum Driver {
@@ -131,6 +195,7 @@ impl LoadedPolicy {
                     name,
                     scenario: ScenarioConfig::default(),
                     driver: Driver::Baseline(sender.map_err(PolicyLoadError::Invalid)?),
+                    rule: None,
                 }));
             }
         }
@@ -144,18 +209,37 @@ impl LoadedPolicy {
                 path.display()
             )));
         }
-        let policy = Policy::load(path)?;
-        let scenario = export_scenario(&policy);
-        Ok(Some(Self::learned(name, Box::new(policy), scenario)))
+        Ok(Some(Self::export(name, Policy::load(path)?)))
     }
 
-    /// A trained actor named `name` in result rows, with the gym setup it was trained with.
+    /// An export named `name` in result rows, run under the rule it says (which
+    /// [`Policy::with_rule`] may have changed).
+    pub fn export(name: String, policy: Policy) -> Self {
+        let scenario = export_scenario(&policy);
+        let rule = RuleRecord::of_export(&policy);
+        Self {
+            name,
+            driver: Driver::Learned(Box::new(policy)),
+            scenario,
+            rule: Some(rule),
+        }
+    }
+
+    /// A trained actor named `name` in result rows, with the gym setup it was trained with
+    /// (and runs under).
     pub fn learned(name: String, actor: Box<dyn Actor>, scenario: ScenarioConfig) -> Self {
         Self {
             name,
             driver: Driver::Learned(actor),
+            rule: Some(RuleRecord::of_training(&scenario)),
             scenario,
         }
+    }
+
+    /// The rule a learned policy runs under and what its weights were trained under (None for
+    /// a baseline).
+    pub fn rule(&self) -> Option<&RuleRecord> {
+        self.rule.as_ref()
     }
 
     /// The name used in result rows.

@@ -76,21 +76,34 @@ pub fn friendliness_outputs(
     dir: &Path,
     spec: &FriendlinessSpec,
     policies: &[LoadedPolicy],
-) -> Result<Vec<PathBuf>, EvalError> {
+) -> Result<(Vec<FriendlinessRow>, Vec<PathBuf>), EvalError> {
     let cubic = friendliness_cubic(spec)?;
-    let mut text = String::from("policy,policy_pps,cubic_pps,ratio,queue_pkts\n");
+    let mut text = String::from("policy,policy_pps,cubic_pps,ratio,network,queue_pkts\n");
+    let mut rows = Vec::new();
     let mut figures = Vec::new();
     for (label, net) in spec.networks() {
         let mut points: Vec<Vec<(f64, f64)>> = Vec::new();
         for p in policies {
             let rates = friendliness_run(spec, &net, p, &cubic)?;
             let (a, b) = friendliness_rates_of(&rates);
+            let row = FriendlinessRow {
+                policy: p.name().to_string(),
+                network: net.label(),
+                policy_pps: a,
+                cubic_pps: b,
+                ratio: a / b.max(1e-9),
+                queue_pkts: net.queue_pkts,
+            };
             text.push_str(&format!(
-                "{},{a},{b},{},{}\n",
-                p.name(),
-                a / b.max(1e-9),
-                net.queue_pkts
+                "{},{},{},{},{},{}\n",
+                crate::targets::csv_cell(&row.policy),
+                row.policy_pps,
+                row.cubic_pps,
+                row.ratio,
+                row.network,
+                row.queue_pkts
             ));
+            rows.push(row);
             let per_second: Vec<(f64, f64)> = rates.rates[0]
                 .iter()
                 .zip(&rates.rates[1])
@@ -110,7 +123,24 @@ pub fn friendliness_outputs(
     }
     let path = dir.join("friendliness.csv");
     write_text(&path, &text)?;
-    Ok(figures)
+    Ok((rows, figures))
+}
+
+/// One row of friendliness.csv: a scheme's flow beside one Cubic flow on one buffer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FriendlinessRow {
+    /// The scheme.
+    pub policy: String,
+    /// The bottleneck's label (its buffer included).
+    pub network: String,
+    /// The scheme's mean delivery rate after the first 5 s (packets/s).
+    pub policy_pps: f64,
+    /// Cubic's.
+    pub cubic_pps: f64,
+    /// The scheme's rate over Cubic's.
+    pub ratio: f64,
+    /// The buffer (packets).
+    pub queue_pkts: f64,
 }
 
 /// The friendliness figure: each scheme's rate ratio to Cubic per second, on a log axis with

@@ -10,8 +10,9 @@ use crate::flows::FlowRates;
 use crate::leo_study::{
     runs_csv, summarize, summary_csv, LeoMetrics, LeoPart, LeoRun, LeoStudy, LeoSummary,
 };
-use crate::leo_verdicts::{verdicts, LeoVerdict};
+use crate::leo_verdicts::{figure7_targets, verdicts, LeoVerdict};
 use crate::results::EvalError;
+use crate::suite::SuiteError;
 use mocc_gym::ScenarioError;
 use mocc_plot::axes::Axis;
 use mocc_plot::chart::{draw_figure, Figure, Legend, Line, Panel};
@@ -124,7 +125,11 @@ pub fn run_leo_study(
     })?;
     progress("leo: many flows (Figure 7)");
     let many_flows = fairness_outputs(&many, &study.many_flows, policies)?;
-    let verdicts = verdicts(study, &summaries, &many_flows, is_classic);
+    let targets = figure7_targets().map_err(|message| SuiteError {
+        path: "configs/eval/leo-flows.yaml".into(),
+        message,
+    })?;
+    let verdicts = verdicts(study, &summaries, &many_flows, &targets, is_classic);
     Ok(LeoReport {
         study: study.clone(),
         summaries,

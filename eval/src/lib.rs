@@ -16,6 +16,11 @@
 //!   fairness, many flows) and their verdicts; [`leo_outputs`]: running them, their CSVs and
 //!   figures (`mocc experiment leo`).
 //!
+//! - [`suite_run`]: a suite's whole evaluation of several policies into one folder (results,
+//!   figures, fairness and friendliness, targets), as `mocc eval` and a recipe's validation
+//!   write it; [`targets`]: what a suite asks of a policy, judged once for all of them;
+//!   [`stats`]: medians, rank correlation, and rliable's statistics over seeds.
+//!
 //! Library code returns data; only the `mocc` binary prints.
 
 pub mod actor;
@@ -33,7 +38,10 @@ pub mod network_eval;
 pub mod results;
 pub mod scenario_eval;
 pub mod simulate;
+pub mod stats;
 pub mod suite;
+pub mod suite_run;
+pub mod targets;
 #[cfg(test)]
 mod test_exports;
 

@@ -158,7 +158,12 @@ pub struct EvalSummary {
 /// beside it; a previous evaluation there is replaced as a whole.
 pub const EVAL_OUTPUTS: mocc_policy::Replaceable = mocc_policy::Replaceable {
     what: "an evaluation's outputs",
-    owns: |name, is_dir| !is_dir && (name.ends_with(".csv") || name.ends_with(".png")),
+    owns: |name, is_dir| {
+        !is_dir
+            && (name.ends_with(".csv")
+                || name.ends_with(".png")
+                || name == crate::suite_run::RULES_JSON)
+    },
     marker: RESULTS_CSV,
 };
 

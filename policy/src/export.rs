@@ -15,6 +15,7 @@ use crate::history::ObservationBuilder;
 use crate::mode::{Mode, ModeSwitch};
 use crate::net::{ActorNet, Dense, Mlp, Workspace, OBJECTIVE_DIM};
 use crate::normalize::Normalizer;
+use crate::provenance::{Provenance, SenderRule};
 use crate::rate::RateRule;
 use crate::sender_loop::LoopSpec;
 use crate::spec::{expected_tensors, parse_spec, validate_spec, LayerSpec, PolicySpec};
@@ -242,25 +243,72 @@ impl Policy {
 
     /// The same policy (and its competitive half) sending capacity trains and reading the
     /// bottleneck rate they measure as its peak delivery rate's least value
-    /// ([`CapacityTrains`]; None: its own peak), for [`Policy::write_pair`] to write. The
-    /// weights are unchanged: they learned the feature from the flow's own peak, which
-    /// `fraction` of the bottleneck's rate stands in for.
+    /// ([`CapacityTrains`]; None: its own peak). The weights are unchanged: where they learned
+    /// the feature from the flow's own peak, `declared_by` declares the trains untrained
+    /// (provenance says so).
     pub fn with_capacity_trains(
-        mut self,
+        self,
         trains: Option<CapacityTrains>,
+        declared_by: &str,
     ) -> Result<Policy, PolicyError> {
-        if let Some(t) = &trains {
+        let rule = SenderRule {
+            capacity_trains: trains,
+            ..SenderRule::of(&self.spec)
+        };
+        self.with_rule(
+            rule,
+            declared_by,
+            "capacity trains give every flow on a path the bottleneck's rate as the reference \
+             of `peak delivery ratio`, which the weights learned from the flow's own peak",
+        )
+    }
+
+    /// The same policy running under `rule` (a paired one's competitive half under it without
+    /// the mode switch). Each part that changes is declared untrained by `declared_by` for
+    /// `why`; a part set back to the trained rule loses its declaration. The rule is checked;
+    /// the weights are unchanged.
+    pub fn with_rule(
+        mut self,
+        rule: SenderRule,
+        declared_by: &str,
+        why: &str,
+    ) -> Result<Policy, PolicyError> {
+        let path = self.source.join(SPEC_FILE);
+        let invalid = |field: String, message: String| PolicyError::Invalid {
+            path: path.clone(),
+            field,
+            message,
+        };
+        if rule.action.mode_switch.is_some() != self.competitive.is_some() {
+            return Err(invalid(
+                "action.mode_switch".into(),
+                "a rule adds or removes the mode switch only through `mocc pair`, which joins \
+                 two policies"
+                    .into(),
+            ));
+        }
+        rule.action
+            .validate()
+            .map_err(|e| invalid("action".into(), e.to_string()))?;
+        if let Some(t) = &rule.capacity_trains {
             t.validate()
-                .map_err(|(field, message)| PolicyError::Invalid {
-                    path: self.source.join(SPEC_FILE),
-                    field: format!("observation.{field}"),
-                    message,
-                })?;
+                .map_err(|(f, m)| invalid(format!("observation.{f}"), m))?;
         }
-        self.spec.observation.config.capacity_trains = trains;
+        let before = SenderRule::of(&self.spec);
+        self.spec.action = rule.action;
+        self.spec.observation.config.capacity_trains = rule.capacity_trains;
+        redeclare(&mut self.spec.provenance, before, rule, declared_by, why);
         if let Some(inner) = self.competitive.take() {
-            self.competitive = Some(Box::new(inner.with_capacity_trains(trains)?));
+            let inner_rule = SenderRule {
+                action: RateRule {
+                    mode_switch: None,
+                    ..rule.action
+                },
+                ..rule
+            };
+            self.competitive = Some(Box::new(inner.with_rule(inner_rule, declared_by, why)?));
         }
+        validate_spec(&self.spec, &path)?;
         Ok(self)
     }
 
@@ -359,13 +407,16 @@ impl Policy {
     /// Writes a paired export to `dir`, which must not exist or be empty: `cooperative`'s
     /// description with `switch` as its `action.mode_switch` and its weights, and
     /// `competitive`'s export in `dir/competitive/`. Both must be single policies of one
-    /// observation, MI clock and rate rule. Every input file is read before anything is
-    /// written. Returns the written pair, loaded back.
+    /// observation, MI clock and rate rule. The mode switch is declared untrained by
+    /// `declared_by` (`mocc pair`, or the recipe that pairs them): training runs one network.
+    /// Every input file is read before anything is written. Returns the written pair, loaded
+    /// back.
     pub fn write_pair(
         dir: &Path,
         cooperative: &Policy,
         competitive: &Policy,
         switch: ModeSwitch,
+        declared_by: &str,
     ) -> Result<Policy, PolicyError> {
         let source_spec = cooperative.source.join(SPEC_FILE);
         for (policy, role) in [(cooperative, "cooperative"), (competitive, "competitive")] {
@@ -378,7 +429,16 @@ impl Policy {
             }
         }
         let mut paired = cooperative.clone();
+        let before = SenderRule::of(&paired.spec);
         paired.spec.action.mode_switch = Some(switch);
+        let after = SenderRule::of(&paired.spec);
+        redeclare(
+            &mut paired.spec.provenance,
+            before,
+            after,
+            declared_by,
+            "the mode switch joins two policies trained apart; training runs one network",
+        );
         validate_spec(&paired.spec, &source_spec)?;
         check_pairable(&paired, competitive, &source_spec)?;
         let weights = read_files(cooperative, &[cooperative.spec.weights.file.as_str()])?;
@@ -394,6 +454,48 @@ impl Policy {
         write_file_atomic(&dir.join(&paired.spec.weights.file), &weights[0])?;
         write_spec(&dir.join(SPEC_FILE), &paired.spec)?;
         Self::load(dir)
+    }
+
+    /// Writes this policy (a paired one with its competitive half in `competitive/`) to `dir`,
+    /// which must be new or empty, as it is in memory: its description (a rule or provenance
+    /// changed since loading included) and the weights of the folder it was loaded from,
+    /// whose checksums are checked again. Returns the written policy, loaded back.
+    pub fn save(&self, dir: &Path) -> Result<Policy, PolicyError> {
+        refuse_non_empty(dir)?;
+        let mut halves = vec![(self, dir.to_path_buf())];
+        if let Some(c) = &self.competitive {
+            halves.push((c, dir.join(COMPETITIVE_DIR)));
+        }
+        let weights: Vec<Vec<u8>> = halves
+            .iter()
+            .map(|(p, _)| read_files(p, &[p.spec.weights.file.as_str()]).map(|mut v| v.remove(0)))
+            .collect::<Result<_, _>>()?;
+        for ((p, _), bytes) in halves.iter().zip(&weights) {
+            let actual = sha256_hex(bytes);
+            if actual != p.spec.weights.sha256.to_ascii_lowercase() {
+                return Err(PolicyError::Checksum {
+                    path: p.source.join(&p.spec.weights.file),
+                    expected: p.spec.weights.sha256.clone(),
+                    actual,
+                });
+            }
+        }
+        for ((p, folder), bytes) in halves.iter().zip(&weights).rev() {
+            std::fs::create_dir_all(folder).map_err(io(folder))?;
+            write_file_atomic(&folder.join(&p.spec.weights.file), bytes)?;
+            write_spec(&folder.join(SPEC_FILE), &p.spec)?;
+        }
+        Self::load(dir)
+    }
+
+    /// The same policy with `f` applied to its provenance (and its competitive half's), for
+    /// the tools that record where a policy came from.
+    pub fn with_provenance(mut self, f: impl Fn(&mut crate::provenance::Provenance)) -> Self {
+        f(&mut self.spec.provenance);
+        if let Some(c) = self.competitive.as_mut() {
+            f(&mut c.spec.provenance);
+        }
+        self
     }
 
     /// Writes an export folder: the tensors (PyTorch layout) to `policy.safetensors`, then
@@ -417,6 +519,26 @@ impl Policy {
         write_spec(&spec_path, &spec)?;
         Self::load(dir)?;
         Ok(spec)
+    }
+}
+
+/// Declares every part where `after` differs from `before` untrained (by `declared_by`, for
+/// `why`), and, where the trained rule is known, drops declarations of parts back at it.
+fn redeclare(
+    provenance: &mut Provenance,
+    before: SenderRule,
+    after: SenderRule,
+    declared_by: &str,
+    why: &str,
+) {
+    for part in before.differing_parts(&after) {
+        provenance.declare_untrained(part, declared_by, why);
+    }
+    if let Some(trained) = provenance.trained_rule {
+        let differing = trained.differing_parts(&after);
+        provenance
+            .untrained
+            .retain(|u| differing.contains(&u.part.as_str()));
     }
 }
 

@@ -39,6 +39,7 @@ pub mod normalize;
 pub mod objective;
 pub mod packet_events;
 pub mod probe;
+pub mod provenance;
 pub mod queue;
 pub mod rate;
 pub mod sender_loop;
@@ -70,6 +71,7 @@ pub use normalize::{
 pub use objective::{Objective, ObjectiveError};
 pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
 pub use probe::{ProbeRtt, ProbeState};
+pub use provenance::{RecipeRef, SenderRule, UntrainedPart, RULE_PARTS};
 pub use queue::queue_free;
 pub use rate::{BinomialIncrease, RateRule};
 pub use sender_loop::{LoopSpec, SavedClock, SenderLoop};

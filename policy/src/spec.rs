@@ -10,6 +10,7 @@ use crate::mi::MetricsVersion;
 use crate::mi::MonitorIntervalConfig;
 use crate::net::{Activation, OBJECTIVE_DIM};
 use crate::normalize::Normalization;
+pub use crate::provenance::Provenance;
 use crate::rate::RateRule;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -132,24 +133,6 @@ impl<E: serde::de::Error> Section<E> {
     fn rest<T: serde::de::DeserializeOwned>(self) -> Result<T, E> {
         T::deserialize(serde_json::Value::Object(self.fields)).map_err(E::custom)
     }
-}
-
-/// Where the policy came from.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Provenance {
-    /// Name of the training config (file stem).
-    pub config_name: String,
-    /// Path of the training config, as recorded by the run.
-    pub config_path: String,
-    /// Git revision of the code that trained it, if known.
-    pub git_revision: Option<String>,
-    /// The checkpoint exported.
-    pub checkpoint: String,
-    /// Env steps of training.
-    pub env_steps: u64,
-    /// The tool that wrote the export, e.g. `mocc 0.1.0 (rev ...)`.
-    pub exported_by: String,
 }
 
 /// The weights file and its checksum.
@@ -370,6 +353,7 @@ pub(crate) fn validate_spec(spec: &PolicySpec, path: &Path) -> Result<(), Policy
         .map_err(|(f, m)| invalid(format!("monitor_interval.{f}"), m))?;
     crate::objective::validate(&spec.default_objective)
         .map_err(|m| invalid("default_objective".into(), m))?;
+    crate::provenance::check_rule(spec).map_err(|(f, m)| invalid(f, m))?;
     Ok(())
 }
 

@@ -43,7 +43,8 @@ fn a_pair_round_trips_and_each_mode_runs_its_own_network() {
     let root = temp_dir("round-trip");
     let (coop, comp) = halves(&root);
     let out = root.join("pair");
-    let pair = Policy::write_pair(&out, &coop, &comp, ModeSwitch::default()).expect("pairs");
+    let pair =
+        Policy::write_pair(&out, &coop, &comp, ModeSwitch::default(), "mocc pair").expect("pairs");
     assert_eq!(pair.rate_rule().mode_switch, Some(ModeSwitch::default()));
     assert!(out.join("competitive/policy.json").is_file());
     let loaded = Policy::load(&out).expect("loads back");
@@ -88,8 +89,14 @@ fn mi(k: usize, rtt: f64, rate_pps: f64) -> MonitorInterval {
 fn the_controller_turns_competitive_after_a_probe_that_keeps_the_queue() {
     let root = temp_dir("controller");
     let (coop, comp) = halves(&root);
-    let pair =
-        Policy::write_pair(&root.join("pair"), &coop, &comp, ModeSwitch::default()).expect("pairs");
+    let pair = Policy::write_pair(
+        &root.join("pair"),
+        &coop,
+        &comp,
+        ModeSwitch::default(),
+        "mocc pair",
+    )
+    .expect("pairs");
     let w = [0.4, 0.4, 0.2];
     let wf = w.map(|v| v as f32);
     let mut c = Controller::new(pair, w).expect("valid objective");
@@ -139,7 +146,13 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     let other_dir = root.join("other");
     Policy::write(&other_dir, spec, &tensors).expect("writes");
     let other = Policy::load(&other_dir).expect("loads");
-    let e = err_text(Policy::write_pair(&root.join("p1"), &coop, &other, switch));
+    let e = err_text(Policy::write_pair(
+        &root.join("p1"),
+        &coop,
+        &other,
+        switch,
+        "mocc pair",
+    ));
     assert!(
         e.contains("policy.json: action: differs from the competitive"),
         "{e}"
@@ -150,24 +163,48 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     let plain_dir = root.join("plain");
     Policy::write(&plain_dir, spec, &tensors).expect("writes");
     let plain = Policy::load(&plain_dir).expect("loads");
-    let e = err_text(Policy::write_pair(&root.join("p2"), &plain, &plain, switch));
+    let e = err_text(Policy::write_pair(
+        &root.join("p2"),
+        &plain,
+        &plain,
+        switch,
+        "mocc pair",
+    ));
     assert!(e.contains("mode_switch: needs probe_rtt"), "{e}");
     // A pair as either half of another.
     let pair_dir = root.join("p3");
-    let pair = Policy::write_pair(&pair_dir, &coop, &comp, switch).expect("pairs");
-    let e = err_text(Policy::write_pair(&root.join("p4"), &pair, &comp, switch));
+    let pair = Policy::write_pair(&pair_dir, &coop, &comp, switch, "mocc pair").expect("pairs");
+    let e = err_text(Policy::write_pair(
+        &root.join("p4"),
+        &pair,
+        &comp,
+        switch,
+        "mocc pair",
+    ));
     assert!(
         e.contains("the cooperative policy of a pair must be a single"),
         "{e}"
     );
-    let e = err_text(Policy::write_pair(&root.join("p4"), &coop, &pair, switch));
+    let e = err_text(Policy::write_pair(
+        &root.join("p4"),
+        &coop,
+        &pair,
+        switch,
+        "mocc pair",
+    ));
     assert!(
         e.contains("the competitive policy of a pair must be a single"),
         "{e}"
     );
     // Into a folder that holds anything, such as one of its halves: refused, nothing changed.
     let before = std::fs::read(root.join("a/policy.safetensors")).expect("reads");
-    let e = err_text(Policy::write_pair(&root.join("a"), &coop, &comp, switch));
+    let e = err_text(Policy::write_pair(
+        &root.join("a"),
+        &coop,
+        &comp,
+        switch,
+        "mocc pair",
+    ));
     assert!(e.contains("must be new or empty"), "{e}");
     assert_eq!(
         std::fs::read(root.join("a/policy.safetensors")).expect("reads"),
@@ -176,7 +213,7 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     assert!(!root.join("a/competitive").exists());
     // A pair whose competitive folder holds a pair.
     let nested = root.join("p5");
-    Policy::write_pair(&nested, &coop, &comp, switch).expect("pairs");
+    Policy::write_pair(&nested, &coop, &comp, switch, "mocc pair").expect("pairs");
     let inner = nested.join("competitive");
     std::fs::remove_dir_all(&inner).expect("removes");
     std::fs::rename(&pair_dir, &inner).expect("moves");

@@ -2,13 +2,12 @@
 
 use anyhow::Context;
 use clap::Args;
-use mocc_eval::evaluate;
-use mocc_eval::fairness_outputs::fairness_outputs;
-use mocc_eval::figures::{reward_cdf_figure, sweep_figure};
-use mocc_eval::flow_figures::{friendliness_outputs, timeseries_outputs};
-use mocc_eval::results::{summarize, write_csv, EVAL_OUTPUTS, RESULTS_CSV};
+use mocc_eval::actor::{is_export, LoadedPolicy};
+use mocc_eval::results::{summarize, EVAL_OUTPUTS};
 use mocc_eval::suite::Suite;
-use mocc_policy::{write_file_atomic, StagedDir};
+use mocc_eval::suite_run::{run_suite, RuleOverlay};
+use mocc_policy::provenance::overlay_rule;
+use mocc_policy::{Policy, SenderRule, StagedDir};
 use mocc_training::checkpoint_policy::load_policy;
 use std::path::{Path, PathBuf};
 
@@ -28,70 +27,100 @@ pub struct EvalArgs {
     /// replaced as a whole.
     #[arg(long, default_value = "runs/eval")]
     out: PathBuf,
+    /// Evaluate every export under this rule overlay (YAML: a partial rule, e.g.
+    /// `{action: {startup: {}, max_rate_pps: 100000}, capacity_trains: null}`); the parts it
+    /// changes are declared untrained, and rules.json records it.
+    #[arg(long, value_name = "FILE")]
+    rule: Option<PathBuf>,
 }
 
 /// Runs `mocc eval`; the last stdout line is the JSON of each policy's metric means. The
 /// outputs are written beside `--out` and replace a previous evaluation there only once all
 /// of them are complete.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let suite = Suite::load(&args.suite)?;
-    let mut rows = Vec::new();
-    let mut objective_policies = Vec::new();
+    let suite = Suite::load(&args.suite).context("--suite")?;
+    let overlay = args.rule.as_deref().map(read_overlay).transpose()?;
     let mut policies = Vec::new();
     for p in &args.policy {
-        let policy =
-            load_policy(p).with_context(|| format!("cannot load policy {}", p.display()))?;
-        if policy.takes_objective() {
-            objective_policies.push(policy.name().to_string());
+        let policy = match &overlay {
+            Some(o) => load_under(p, o),
+            None => load_policy(p).map_err(anyhow::Error::from),
         }
-        rows.extend(evaluate(&policy, &suite)?);
+        .with_context(|| format!("cannot load policy {}", p.display()))?;
+        if let Some(text) = policy.rule().and_then(|r| r.untrained_text()) {
+            eprintln!(
+                "note: {} runs under parts of its rule its weights were not trained with: {text}",
+                policy.name()
+            );
+        }
         policies.push(policy);
     }
     let staged = StagedDir::replacing(&args.out, EVAL_OUTPUTS)
         .with_context(|| format!("cannot write the evaluation to {}", args.out.display()))?;
-    let dir = staged.path();
-    let mut written = vec![PathBuf::from(RESULTS_CSV)];
-    let csv = dir.join(RESULTS_CSV);
-    let mut text = Vec::new();
-    write_csv(&mut text, &rows)?;
-    write_file_atomic(&csv, &text)
-        .with_context(|| format!("cannot write {}", args.out.join(RESULTS_CSV).display()))?;
-    if !rows.is_empty() {
-        reward_cdf_figure(&dir.join(REWARD_CDF), &rows)?;
-        written.push(REWARD_CDF.into());
-    }
-    if let Some(spec) = &suite.sweeps {
-        sweep_figure(&dir.join(SWEEPS), spec, &rows, &objective_policies)?;
-        written.push(SWEEPS.into());
-    }
-    if let Some(spec) = &suite.fairness {
-        fairness_outputs(dir, spec, &policies)?;
-        written.push("fairness.png".into());
-    }
-    if let Some(spec) = &suite.friendliness {
-        written.extend(friendliness_outputs(dir, spec, &policies)?);
-    }
-    let suite_dir = args.suite.parent().unwrap_or(Path::new("."));
-    for spec in &suite.timeseries {
-        written.push(timeseries_outputs(dir, suite_dir, spec, &policies)?);
-    }
-    let staged_dir = dir.to_path_buf();
+    let run = run_suite(
+        staged.path(),
+        &suite,
+        &args.suite,
+        &policies,
+        overlay.as_ref(),
+    )?;
     staged
         .commit()
         .with_context(|| format!("cannot put the evaluation in {}", args.out.display()))?;
-    for (k, file) in written.iter().enumerate() {
-        let name = file.strip_prefix(&staged_dir).unwrap_or(file);
-        let kind = if k == 0 { "results" } else { "figure" };
-        eprintln!("{kind}: {}", args.out.join(name).display());
+    for file in &run.written {
+        let kind = match file.extension() {
+            Some(e) if e == "png" => "figure",
+            _ => "results",
+        };
+        eprintln!("{kind}: {}", args.out.join(file).display());
+    }
+    for (policy, count) in run.counts(&policies) {
+        eprintln!("{policy}: {}", count.sentence());
     }
     super::print_line(serde_json::to_string(&EvalSummaries {
-        policies: summarize(&rows),
+        policies: summarize(&run.rows),
     })?)?;
     Ok(())
 }
 
-const REWARD_CDF: &str = "reward-cdf.png";
-const SWEEPS: &str = "sweeps.png";
+/// Reads `--rule FILE`: a YAML mapping, a partial rule.
+fn read_overlay(path: &Path) -> anyhow::Result<RuleOverlay> {
+    let text = mocc_policy::error::read_text(path).context("--rule")?;
+    let patch: serde_json::Value = serde_saphyr::from_str(&text)
+        .with_context(|| format!("--rule: {}: not YAML", path.display()))?;
+    if !patch.is_object() {
+        anyhow::bail!(
+            "--rule: {}: expected a mapping of rule parts (action:, capacity_trains:)",
+            path.display()
+        );
+    }
+    Ok(RuleOverlay {
+        file: path.display().to_string(),
+        patch,
+    })
+}
+
+/// An export loaded under `overlay`, or a baseline as it is (it has no learned rule); a
+/// checkpoint is refused (it runs under its training scenario's rule: export it first).
+fn load_under(path: &Path, overlay: &RuleOverlay) -> anyhow::Result<LoadedPolicy> {
+    if !is_export(path) {
+        if let Some(baseline) = LoadedPolicy::load_baseline_or_export(path)? {
+            return Ok(baseline);
+        }
+        anyhow::bail!(
+            "--rule applies to exports ({} is not one; `mocc export` writes one)",
+            path.display()
+        );
+    }
+    let policy = Policy::load(path)?;
+    let rule = overlay_rule(&SenderRule::of(policy.spec()), &overlay.patch)
+        .map_err(|e| anyhow::anyhow!("--rule: {}: {e}", overlay.file))?;
+    let by = format!("mocc eval --rule {}", overlay.file);
+    let policy = policy
+        .with_rule(rule, &by, "evaluated under an explicit rule overlay")
+        .with_context(|| format!("--rule: {}", overlay.file))?;
+    Ok(LoadedPolicy::export(path.display().to_string(), policy))
+}
 
 /// The last stdout line of `mocc eval`: one summary per policy that was measured.
 #[derive(serde::Serialize)]

@@ -10,6 +10,7 @@ pub mod net;
 pub mod pair;
 pub mod plot;
 pub mod ranks;
+pub mod recipe;
 pub mod simulate;
 pub mod sweep;
 pub mod train;

@@ -70,6 +70,9 @@ fn parse_capacity_trains(text: &str) -> Result<CapacityTrains, String> {
     Ok(trains)
 }
 
+/// Who declares what `mocc pair` adds to the halves' rules untrained.
+const DECLARED_BY: &str = "mocc pair";
+
 /// Runs `mocc pair`; the last stdout line is the JSON of the paired policy.json.
 pub fn run(args: PairArgs) -> anyhow::Result<()> {
     let switch = ModeSwitch {
@@ -87,13 +90,19 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     let load = |path: &PathBuf, role: &str| {
         Policy::load(path).with_context(|| format!("cannot load the {role} export"))
     };
-    let cooperative =
-        load(&args.cooperative, "cooperative")?.with_capacity_trains(args.capacity_trains)?;
-    let competitive =
-        load(&args.competitive, "competitive")?.with_capacity_trains(args.capacity_trains)?;
+    let cooperative = load(&args.cooperative, "cooperative")?
+        .with_capacity_trains(args.capacity_trains, DECLARED_BY)?;
+    let competitive = load(&args.competitive, "competitive")?
+        .with_capacity_trains(args.capacity_trains, DECLARED_BY)?;
     let write = || -> anyhow::Result<Policy> {
         let staged = StagedDir::new(&args.out)?;
-        Policy::write_pair(staged.path(), &cooperative, &competitive, switch)?;
+        Policy::write_pair(
+            staged.path(),
+            &cooperative,
+            &competitive,
+            switch,
+            DECLARED_BY,
+        )?;
         staged.commit()?;
         Ok(Policy::load(&args.out)?)
     };

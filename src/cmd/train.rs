@@ -15,18 +15,23 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// Arguments of `mocc train`.
 #[derive(Debug, Args)]
 pub struct TrainArgs {
-    /// Training config (YAML). Not with --resume (the checkpoint holds its config).
-    #[arg(conflicts_with = "resume")]
+    /// Training config or recipe (YAML; a recipe has a `recipe:` key). Not with --resume of a
+    /// checkpoint (it holds its config); with --resume of a recipe run, it must be the recipe
+    /// the run started with.
     config: Option<PathBuf>,
-    /// Override a config value: --set ppo.learning_rate=1e-4 (repeatable).
+    /// Override a config value: --set ppo.learning_rate=1e-4 (repeatable). For a recipe:
+    /// --set seed=N (every stage's seed derives from it), --set STAGE.key=value (one stage),
+    /// --set '*.key=value' (every training stage).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
-    /// Run folder (default: runs/<config name>-s<seed>-<unix time>). With --resume: a new run
-    /// folder to continue the checkpoint in (it is copied there; its own run is untouched).
+    /// Run folder (default: runs/<config name>-s<seed>-<unix time>). With --resume of a
+    /// checkpoint: a new run folder to continue it in (it is copied there; its own run is
+    /// untouched). For a recipe: the folder of its stages, export/ and report.json.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Continue from a checkpoint folder, or a run folder's newest checkpoint, in the run
-    /// folder that holds it (or in --out).
+    /// folder that holds it (or in --out); or continue a recipe run's folder from the stages
+    /// it finished.
     #[arg(long)]
     resume: Option<PathBuf>,
     /// Start this new run from a trained checkpoint's (or run folder's newest) weights and
@@ -46,6 +51,23 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
 }
 
 fn train_on(ranks: &Ranks, args: TrainArgs) -> anyhow::Result<()> {
+    if let Some(recipe) = super::recipe::recipe_request(&args.config, &args.resume)? {
+        if args.init.is_some() {
+            anyhow::bail!("--init: a recipe's stages say what each starts from (init:)");
+        }
+        if ranks.world.ranks() > 1 {
+            anyhow::bail!(
+                "a recipe runs in one process (mpirun spreads `mocc sweep RECIPE` seeds over \
+                 ranks instead)"
+            );
+        }
+        return super::recipe::train_recipe(recipe, &args.set, args.out.as_deref());
+    }
+    if args.resume.is_some() && args.config.is_some() {
+        anyhow::bail!(
+            "--resume continues a checkpoint with the config it holds; give --resume alone"
+        );
+    }
     let world = ranks.world.clone();
     let mut trainer = match (&args.resume, &args.config) {
         (Some(ckpt), _) => {
@@ -92,6 +114,11 @@ fn train_on(ranks: &Ranks, args: TrainArgs) -> anyhow::Result<()> {
 pub fn stop_cleanly_on_signals(trainer: &mut Trainer) {
     stop_on_signals();
     trainer.stop_when(&STOP);
+}
+
+/// Exits with 128 + the signal that stopped training (after the caller said how to continue).
+pub fn exit_for_signal() -> ! {
+    std::process::exit(128 + STOP_SIGNAL.load(Ordering::SeqCst));
 }
 
 /// After a run a signal stopped: says how to continue it and exits with 128 + the signal.

@@ -7,7 +7,7 @@ use mocc_agents::{to_vec, ActorCritic, Architecture, RunningMeanStd};
 use mocc_gym::ScenarioConfig;
 use mocc_policy::{
     MonitorIntervalSpec, NamedTensors, ObservationSpec, Policy, PolicyError, PolicySpec,
-    Provenance, StagedDir, WeightsSpec, EXPORT_FOLDER, POLICY_FORMAT_VERSION,
+    Provenance, SenderRule, StagedDir, WeightsSpec, EXPORT_FOLDER, POLICY_FORMAT_VERSION,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -44,7 +44,8 @@ pub struct ExportOptions {
     pub exported_by: String,
 }
 
-/// The description of a trained actor (weights checksum left empty for [`Policy::write`]).
+/// The description of a trained actor (weights checksum left empty for [`Policy::write`]),
+/// its provenance recording the training scenario's rule as the one the weights learned under.
 pub fn policy_spec(
     arch: &Architecture,
     log_std: f64,
@@ -52,6 +53,14 @@ pub fn policy_spec(
     scenario: &ScenarioConfig,
     provenance: Provenance,
 ) -> PolicySpec {
+    let provenance = Provenance {
+        trained_rule: Some(SenderRule {
+            action: scenario.action,
+            capacity_trains: scenario.observation.capacity_trains,
+        }),
+        untrained: Vec::new(),
+        ..provenance
+    };
     PolicySpec {
         format_version: POLICY_FORMAT_VERSION,
         architecture: arch.actor_spec(log_std),
@@ -128,6 +137,7 @@ pub fn export_checkpoint(
         checkpoint: portable(&ckpt.path),
         env_steps: state.counters.env_steps,
         exported_by: options.exported_by.clone(),
+        ..Provenance::default()
     };
     let spec = policy_spec(
         &arch,

@@ -10,7 +10,9 @@
 //!   [`sweep`]s, [`bench`]marks.
 //! - Scale: with the `mpi` feature, [`mpi_world`] runs training on the ranks of an `mpirun`
 //!   job (the learner's `Collective`) and spreads sweeps over them.
-//! - Deployment: [`export`] to the libtorch-free runtime of `mocc-policy`.
+//! - Deployment: [`export`] to the libtorch-free runtime of `mocc-policy`; [`recipe`]s, the
+//!   stages that build a deployable export from configs (training runs, exports, pairs), its
+//!   rule, its validation and report.
 //!
 //! Library code returns data; only the `mocc` binary prints.
 
@@ -30,6 +32,7 @@ pub mod landmarks;
 pub mod mpi_world;
 pub mod plan;
 pub mod plot;
+pub mod recipe;
 pub mod recorder;
 pub mod run_folder;
 pub mod run_lock;

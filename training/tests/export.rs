@@ -371,8 +371,14 @@ fn shared_link_parity(
         Some(switch) => {
             let (.., competitive) =
                 random_export(Architecture::mocc(obs_dim), &trained, 32, &dir.join("b"));
-            mocc_policy::Policy::write_pair(&dir.join("pair"), &policy, &competitive, switch)
-                .unwrap()
+            mocc_policy::Policy::write_pair(
+                &dir.join("pair"),
+                &policy,
+                &competitive,
+                switch,
+                "mocc pair",
+            )
+            .unwrap()
         }
         None => policy,
     };

@@ -4,6 +4,7 @@
 
 use crate::flows::FlowNetwork;
 use crate::simulate::Horizon;
+use crate::targets::{Target, MAX_TARGETS};
 use mocc_gym::cc::ClassicKind;
 use mocc_gym::ScenarioConfig;
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,10 @@ pub struct Suite {
     /// the file's name).
     #[serde(default)]
     pub scenarios: Vec<ScenarioRunSpec>,
+    /// What the suite asks of a policy (`mocc eval` writes targets.csv and says how many each
+    /// policy meets; see [`crate::targets`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<Target>,
 }
 
 fn default_seeds() -> Vec<u64> {
@@ -156,11 +161,32 @@ impl Suite {
         if self.seeds.is_empty() {
             return Err("seeds: at least one seed is required".into());
         }
+        self.validate_targets()?;
         if self.steps == 0 || self.steps > MAX_SUITE_STEPS {
             return Err(format!(
                 "steps: must lie in [1, {MAX_SUITE_STEPS}] (got {})",
                 self.steps
             ));
+        }
+        Ok(())
+    }
+
+    /// Each target against the suite's sections, and their names unique.
+    fn validate_targets(&self) -> Result<(), String> {
+        if self.targets.len() > MAX_TARGETS {
+            return Err(format!(
+                "targets: at most {MAX_TARGETS} (got {})",
+                self.targets.len()
+            ));
+        }
+        for (i, t) in self.targets.iter().enumerate() {
+            t.validate(&format!("targets[{i}]"), self)?;
+            if self.targets[..i].iter().any(|o| o.name == t.name) {
+                return Err(format!(
+                    "targets[{i}].name: {:?} names an earlier target too",
+                    t.name
+                ));
+            }
         }
         Ok(())
     }

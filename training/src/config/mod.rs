@@ -15,7 +15,7 @@ mod train;
 pub use agent::{AgentConfig, Preset};
 pub use budget::BudgetConfig;
 pub use checkpoint::CheckpointConfig;
-pub use error::ConfigError;
+pub use error::{plain_message, ConfigError};
 pub use loaded::{LoadedConfig, MAX_BATCH};
 pub use logging::LoggingConfig;
 pub use overrides::apply_override;

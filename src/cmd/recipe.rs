@@ -1,0 +1,168 @@
+//! Recipes from the command line: `mocc train RECIPE.yaml` (told apart from a config by its
+//! content), `mocc train --resume DIR` of a recipe run, and the progress a recipe shows.
+
+use super::train::{exit_for_signal, run_with_progress, stop_cleanly_on_signals};
+use anyhow::Context;
+use mocc_training::recipe::plan::Identity;
+use mocc_training::recipe::run::RECIPE_JSON;
+use mocc_training::recipe::{
+    is_recipe_text, run_recipe, RecipeError, RecipeHooks, RecipePlan, RunOptions,
+};
+use mocc_training::trainer::{TrainSummary, Trainer};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A recipe run the command line asks for.
+pub struct RecipeRequest {
+    /// The recipe file.
+    pub recipe: PathBuf,
+    /// The run folder to continue (`--resume DIR`).
+    pub resume: Option<PathBuf>,
+    /// The overrides the run started with (a resume given no recipe file).
+    pub started_sets: Option<Vec<String>>,
+}
+
+/// Whether `config` is a recipe, or `resume` a recipe run's folder; None for plain training.
+pub fn recipe_request(
+    config: &Option<PathBuf>,
+    resume: &Option<PathBuf>,
+) -> anyhow::Result<Option<RecipeRequest>> {
+    let given = match config {
+        Some(path) => {
+            let text = mocc_policy::error::read_text(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            is_recipe_text(&text).then(|| path.clone())
+        }
+        None => None,
+    };
+    let recipe_run = resume.as_ref().filter(|d| d.join(RECIPE_JSON).is_file());
+    Ok(match (given, resume) {
+        (Some(recipe), Some(dir)) => {
+            if recipe_run.is_none() {
+                anyhow::bail!(
+                    "--resume {}: no recipe run there (no {RECIPE_JSON})",
+                    dir.display()
+                );
+            }
+            Some(RecipeRequest {
+                recipe,
+                resume: Some(dir.clone()),
+                started_sets: None,
+            })
+        }
+        (Some(recipe), None) => Some(RecipeRequest {
+            recipe,
+            resume: None,
+            started_sets: None,
+        }),
+        (None, Some(dir)) if recipe_run.is_some() => {
+            if config.is_some() {
+                anyhow::bail!(
+                    "--resume {}: a recipe run; give its recipe file (or none), not a config",
+                    dir.display()
+                );
+            }
+            let identity = read_identity(dir)?;
+            Some(RecipeRequest {
+                recipe: PathBuf::from(&identity.recipe),
+                resume: Some(dir.clone()),
+                started_sets: Some(identity.sets),
+            })
+        }
+        _ => None,
+    })
+}
+
+fn read_identity(dir: &Path) -> anyhow::Result<Identity> {
+    let path = dir.join(RECIPE_JSON);
+    let text = mocc_policy::error::read_text(&path)?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not a recipe run's", path.display()))
+}
+
+/// Runs (or resumes) a recipe; prints what it meets and, last on stdout, its report as JSON.
+pub fn train_recipe(
+    request: RecipeRequest,
+    sets: &[String],
+    out: Option<&Path>,
+) -> anyhow::Result<()> {
+    let sets: Vec<String> = match (&request.started_sets, sets.is_empty()) {
+        (Some(started), true) => started.clone(),
+        _ => sets.to_vec(),
+    };
+    let plan = RecipePlan::load(&request.recipe, &sets)?;
+    let out = match (&request.resume, out) {
+        (Some(dir), Some(o)) if o != dir => {
+            anyhow::bail!(
+                "--out {}: a recipe resumes in its own folder ({})",
+                o.display(),
+                dir.display()
+            )
+        }
+        (Some(dir), _) => dir.clone(),
+        (None, Some(o)) => o.to_path_buf(),
+        (None, None) => default_out(&plan),
+    };
+    let options = RunOptions {
+        exported_by: super::export::exported_by(),
+        git_revision: env!("MOCC_GIT_REVISION").to_string(),
+        resume: request.resume.is_some(),
+        world: Arc::new(mocc_agents::SingleProcess),
+    };
+    eprintln!(
+        "recipe {} ({}), seed {}: {}",
+        plan.file.recipe,
+        plan.path.display(),
+        plan.seed,
+        out.display()
+    );
+    let mut hooks = CliHooks;
+    let report = match run_recipe(&plan, &out, &options, &mut hooks) {
+        Ok(r) => r,
+        Err(RecipeError::Interrupted { stage, out }) => {
+            eprintln!(
+                "interrupted in stage {stage}; continue with `mocc train --resume {}`",
+                out.display()
+            );
+            exit_for_signal();
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for note in report.rule.untrained.iter() {
+        eprintln!(
+            "note: the export runs under {} untrained ({}): {}",
+            note.part, note.declared_by, note.why
+        );
+    }
+    eprintln!(
+        "recipe {}: {} on its validation suites; export: {}",
+        plan.file.recipe,
+        report.sentence,
+        report.export.display()
+    );
+    super::print_line(serde_json::to_string(&report)?)?;
+    Ok(())
+}
+
+/// `runs/<recipe>-s<seed>-<unix time>`.
+fn default_out(plan: &RecipePlan) -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from("runs").join(format!("{}-s{}-{now}", plan.file.recipe, plan.seed))
+}
+
+/// Progress on stderr; training with the progress bar and a clean stop on SIGINT/SIGTERM.
+struct CliHooks;
+
+impl RecipeHooks for CliHooks {
+    fn train(&mut self, _stage: &str, trainer: &mut Trainer) -> Result<TrainSummary, String> {
+        stop_cleanly_on_signals(trainer);
+        run_with_progress(trainer)
+            .map(|(summary, _)| summary)
+            .map_err(|e| format!("{e:#}"))
+    }
+
+    fn note(&mut self, line: &str) {
+        eprintln!("recipe: {line}");
+    }
+}
