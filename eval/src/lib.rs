@@ -19,7 +19,8 @@
 //! - [`suite_run`]: a suite's whole evaluation of several policies into one folder (results,
 //!   figures, fairness and friendliness, targets), as `mocc eval` and a recipe's validation
 //!   write it; [`targets`]: what a suite asks of a policy, judged once for all of them;
-//!   [`stats`]: medians, rank correlation, and rliable's statistics over seeds.
+//!   [`stats`]: medians, rank correlation, and rliable's statistics over seeds;
+//!   [`seed_report`]: a recipe's targets over training seeds (`mocc sweep RECIPE`).
 //!
 //! Library code returns data; only the `mocc` binary prints.
 
@@ -37,6 +38,7 @@ pub mod mi_stats;
 pub mod network_eval;
 pub mod results;
 pub mod scenario_eval;
+pub mod seed_report;
 pub mod simulate;
 pub mod stats;
 pub mod suite;

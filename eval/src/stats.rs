@@ -102,7 +102,7 @@ pub fn aggregate_iqm(tasks: &[Vec<f64>]) -> Option<f64> {
 }
 
 /// A confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interval {
     /// Its lower end.
     pub low: f64,

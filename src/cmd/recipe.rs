@@ -4,7 +4,8 @@
 use super::train::{exit_for_signal, run_with_progress, stop_cleanly_on_signals};
 use anyhow::Context;
 use mocc_training::recipe::plan::Identity;
-use mocc_training::recipe::run::RECIPE_JSON;
+use mocc_training::recipe::run::{RECIPE_JSON, REPORT_JSON};
+use mocc_training::recipe::sweep::{sweep_seeds, SeedSweep};
 use mocc_training::recipe::{
     is_recipe_text, run_recipe, RecipeError, RecipeHooks, RecipePlan, RunOptions,
 };
@@ -139,7 +140,13 @@ pub fn train_recipe(
         report.sentence,
         report.export.display()
     );
-    super::print_line(serde_json::to_string(&report)?)?;
+    super::print_line(serde_json::to_string(&serde_json::json!({
+        "recipe": report.recipe,
+        "export": report.export,
+        "count": report.count,
+        "sentence": report.sentence,
+        "report": out.join(REPORT_JSON),
+    }))?)?;
     Ok(())
 }
 
@@ -164,5 +171,88 @@ impl RecipeHooks for CliHooks {
 
     fn note(&mut self, line: &str) {
         eprintln!("recipe: {line}");
+    }
+}
+
+/// Runs `mocc sweep RECIPE --seeds ...`: prints each seed's count and the report's path, and
+/// last on stdout the report over seeds as JSON (rank 0).
+#[allow(clippy::too_many_arguments)]
+pub fn sweep_recipe(
+    ranks: &super::ranks::Ranks,
+    recipe: &Path,
+    sets: &[String],
+    out: &Path,
+    resume: bool,
+    seeds: Vec<u64>,
+    against: &[PathBuf],
+    omega_flags: bool,
+) -> anyhow::Result<()> {
+    if omega_flags {
+        anyhow::bail!(
+            "--omega and --suite belong to a config's sweep; a recipe is judged on its own \
+             validation suites"
+        );
+    }
+    if seeds.is_empty() {
+        anyhow::bail!("--seeds: required for a recipe's sweep (e.g. --seeds 1-6)");
+    }
+    let sweep = SeedSweep {
+        recipe: recipe.to_path_buf(),
+        sets: sets.to_vec(),
+        seeds,
+        against: against.to_vec(),
+        out: out.to_path_buf(),
+        resume,
+    };
+    let options = RunOptions {
+        exported_by: super::export::exported_by(),
+        git_revision: env!("MOCC_GIT_REVISION").to_string(),
+        resume,
+        world: ranks.world.clone(),
+    };
+    let mut hooks = SweepHooks {
+        rank: ranks.world.rank(),
+    };
+    let outcome = match sweep_seeds(&sweep, &options, &mut hooks) {
+        Ok(o) => o,
+        Err(RecipeError::Interrupted { stage, .. }) => {
+            eprintln!(
+                "interrupted in stage {stage}; continue with `mocc sweep {} --seeds ... --out {} --resume`",
+                recipe.display(),
+                out.display()
+            );
+            exit_for_signal();
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let Some(outcome) = outcome else {
+        return Ok(());
+    };
+    for r in &outcome.reports {
+        eprintln!("seed {}: {}", r.recipe.seed, r.sentence);
+    }
+    eprintln!("report: {}", out.join("report.md").display());
+    super::print_line(serde_json::to_string(&outcome.report)?)?;
+    Ok(())
+}
+
+/// A sweep's progress: lines tagged with the rank under mpirun; training without a bar.
+struct SweepHooks {
+    rank: usize,
+}
+
+impl RecipeHooks for SweepHooks {
+    fn train(&mut self, _stage: &str, trainer: &mut Trainer) -> Result<TrainSummary, String> {
+        stop_cleanly_on_signals(trainer);
+        run_with_progress(trainer)
+            .map(|(summary, _)| summary)
+            .map_err(|e| format!("{e:#}"))
+    }
+
+    fn note(&mut self, line: &str) {
+        use std::io::Write;
+        // One write per line: mpirun interleaves ranks' partial lines.
+        let text = format!("sweep (rank {}): {line}\n", self.rank);
+        let _ = std::io::stderr().write_all(text.as_bytes());
     }
 }

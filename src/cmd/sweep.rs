@@ -1,9 +1,11 @@
 //! `mocc sweep`.
 
 use super::ranks::Ranks;
+use anyhow::Context;
 use clap::Args;
 use mocc_eval::suite::Suite;
 use mocc_training::config::LoadedConfig;
+use mocc_training::recipe::is_recipe_text;
 use mocc_training::sweep::{pooled_by_omega, sweep_on, write_csv, SweepPlan};
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,20 +13,30 @@ use std::path::PathBuf;
 /// Arguments of `mocc sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// MOCC training config (its budget per landmark is kept for every omega).
+    /// A MOCC training config (an omega sweep: its budget per landmark is kept for every
+    /// omega), or a recipe (a sweep over seeds: each seed's recipe run, its targets on the
+    /// recipe's validation suites, and the report over seeds).
     config: PathBuf,
-    /// Landmark counts, comma-separated (each C(n-1, 2): 3, 6, 10, 15, 21, 28, 36, ...).
-    #[arg(long, value_delimiter = ',', required = true)]
+    /// Landmark counts, comma-separated (each C(n-1, 2): 3, 6, 10, 15, 21, 28, 36, ...); a
+    /// config's sweep only.
+    #[arg(long, value_delimiter = ',')]
     omega: Vec<usize>,
-    /// Evaluation suite.
-    #[arg(long, default_value = "configs/eval/mocc-grid.yaml")]
-    suite: PathBuf,
-    /// Output folder (runs, sweep.csv, sweep.png).
+    /// Evaluation suite of an omega sweep (default configs/eval/mocc-grid.yaml); a recipe is
+    /// judged on its own validation suites.
+    #[arg(long)]
+    suite: Option<PathBuf>,
+    /// Output folder (default runs/sweep): an omega sweep's runs, sweep.csv and sweep.png; a
+    /// recipe's seed-N/ runs, against/ evaluations and report.json, report.md, report.png.
     #[arg(long, default_value = "runs/sweep")]
     out: PathBuf,
-    /// Training seeds, comma-separated: one run per omega and seed (default: the config's).
-    #[arg(long, value_delimiter = ',')]
-    seeds: Vec<u64>,
+    /// Training seeds: `1-6`, `1,4,9` or both (`1-3,7`). An omega sweep runs one model per
+    /// omega and seed (default: the config's seed); a recipe sweep needs them.
+    #[arg(long, value_parser = parse_seed_list)]
+    seeds: Option<SeedList>,
+    /// A policy to compare a recipe's seeds against (a baseline such as copa, an export, a
+    /// checkpoint; repeatable): evaluated once on the recipe's validation suites.
+    #[arg(long)]
+    against: Vec<PathBuf>,
     /// Override a config value (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
@@ -43,12 +55,35 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
 }
 
 fn sweep_ranks(ranks: &Ranks, args: SweepArgs) -> anyhow::Result<()> {
+    let text = mocc_policy::error::read_text(&args.config)?;
+    if is_recipe_text(&text) {
+        return super::recipe::sweep_recipe(
+            ranks,
+            &args.config,
+            &args.set,
+            &args.out,
+            args.resume,
+            args.seeds.clone().map(|s| s.0).unwrap_or_default(),
+            &args.against,
+            !args.omega.is_empty() || args.suite.is_some(),
+        );
+    }
+    if !args.against.is_empty() {
+        anyhow::bail!("--against compares a recipe's seeds; an omega sweep takes none");
+    }
+    if args.omega.is_empty() {
+        anyhow::bail!("--omega: required for a config's sweep (e.g. --omega 3,10,36)");
+    }
     let base = LoadedConfig::load(&args.config, &args.set)?;
-    let suite = Suite::load(&args.suite)?;
+    let suite_path = args
+        .suite
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("configs/eval/mocc-grid.yaml"));
+    let suite = Suite::load(&suite_path).context("--suite")?;
     let rank = ranks.world.rank();
     let plan = SweepPlan {
         omegas: args.omega.clone(),
-        seeds: args.seeds.clone(),
+        seeds: args.seeds.clone().map(|s| s.0).unwrap_or_default(),
         resume: args.resume,
     };
     let rows = sweep_on(&base, &plan, &suite, &args.out, &ranks.world, |r| {
@@ -67,4 +102,53 @@ fn sweep_ranks(ranks: &Ranks, args: SweepArgs) -> anyhow::Result<()> {
     mocc_training::plot::sweep_figure(&args.out.join("sweep.png"), &pooled_by_omega(&rows))?;
     super::print_line(serde_json::to_string(&rows)?)?;
     Ok(())
+}
+
+/// The seeds of `--seeds`, in the order given.
+#[derive(Debug, Clone)]
+pub struct SeedList(pub Vec<u64>);
+
+fn parse_seed_list(text: &str) -> Result<SeedList, String> {
+    parse_seeds(text).map(SeedList)
+}
+
+/// `1-6`, `1,4,9`, `1-3,7`: the seeds in the order given.
+pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
+    let mut seeds = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let number = |s: &str| {
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{s:?}: not a whole number >= 0"))
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b)?);
+                if b < a || b - a >= 1000 {
+                    return Err(format!("{part}: a range runs up, over at most 1000 seeds"));
+                }
+                seeds.extend(a..=b);
+            }
+            None => seeds.push(number(part)?),
+        }
+    }
+    if seeds.is_empty() {
+        return Err("no seeds given".into());
+    }
+    Ok(seeds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seeds;
+
+    #[test]
+    fn seeds_take_ranges_and_lists() {
+        assert_eq!(parse_seeds("1-6").unwrap(), vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(parse_seeds("1-3,7").unwrap(), vec![1, 2, 3, 7]);
+        assert_eq!(parse_seeds("5").unwrap(), vec![5]);
+        assert!(parse_seeds("6-1").unwrap_err().contains("runs up"));
+        assert!(parse_seeds("a").unwrap_err().contains("not a whole number"));
+        assert!(parse_seeds("").is_err());
+    }
 }

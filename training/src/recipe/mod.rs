@@ -7,7 +7,8 @@
 //! - [`plan`]: a recipe resolved before anything trains (`--set`, derived seeds, every config
 //!   and suite loaded, the identity a resume must match);
 //! - [`run`]: running the stages into `DIR/<stage>/`, resuming after a kill, the final export
-//!   in `DIR/export/` with its provenance, the validation and `DIR/report.json`.
+//!   in `DIR/export/` with its provenance, the validation and `DIR/report.json`;
+//! - [`sweep`]: a recipe over seeds, with compared policies and the report over seeds.
 //!
 //! ```yaml
 //! recipe: tiny-pair
@@ -28,6 +29,7 @@
 pub mod file;
 pub mod plan;
 pub mod run;
+pub mod sweep;
 
 pub use file::{is_recipe_text, RecipeFile};
 pub use plan::{stage_seed, RecipePlan};

@@ -304,31 +304,27 @@ fn split_sets(
     Ok((seed, per_stage))
 }
 
-/// Applies `rest=value` to a pair stage's own fields (`pair.mode_switch.probe_after_s=8`).
+/// Applies `rest=value` to a pair stage's fields (`mode_switch.probe_after_s=8`), read back
+/// strictly: a field the pair does not have is an error naming it.
 fn set_pair_field(
     stage: &mut super::file::Stage,
     rest: &str,
     value: &str,
     path: &Path,
 ) -> Result<(), String> {
-    let mut tree = serde_json::to_value(&*stage).map_err(|e| e.to_string())?;
-    let exists = {
-        let mut node = &tree;
-        let parts: Vec<&str> = rest.split('.').collect();
-        let (last, parents) = parts.split_last().ok_or("empty path")?;
-        for p in parents {
-            node = node
-                .get(*p)
-                .ok_or_else(|| format!("{rest}: no such field"))?;
-        }
-        node.get(*last).is_some()
-    };
-    if !exists {
-        return Err(format!("{rest}: no such field of the pair stage"));
-    }
+    let pair = stage.pair.as_ref().ok_or("not a pair stage")?;
+    let mut tree = serde_json::to_value(pair).map_err(|e| e.to_string())?;
     crate::config::apply_override(&mut tree, &format!("{rest}={value}"))
         .map_err(|e| e.to_string())?;
-    *stage = serde_json::from_value(tree).map_err(|e| format!("{} ({})", e, path.display()))?;
+    let pair = serde_path_to_error::deserialize(tree).map_err(|e| {
+        format!(
+            "{}: {} (a pair stage of {})",
+            e.path(),
+            e.inner(),
+            path.display()
+        )
+    })?;
+    stage.pair = Some(pair);
     Ok(())
 }
 
