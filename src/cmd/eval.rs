@@ -5,7 +5,8 @@ use clap::Args;
 use mocc_eval::actor::{is_export, LoadedPolicy};
 use mocc_eval::results::{summarize, EVAL_OUTPUTS};
 use mocc_eval::suite::Suite;
-use mocc_eval::suite_run::{run_suite, RuleOverlay};
+use mocc_eval::suite_run::{run_suite, suite_name, RuleOverlay};
+use mocc_eval::targets::{TargetCount, TargetOutcome};
 use mocc_policy::provenance::overlay_rule;
 use mocc_policy::{Policy, SenderRule, StagedDir};
 use mocc_training::checkpoint_policy::load_policy;
@@ -19,11 +20,13 @@ pub struct EvalArgs {
     /// to compare.
     #[arg(long, required = true)]
     policy: Vec<PathBuf>,
-    /// Suite file (networks, objectives, seeds, steps).
-    #[arg(long)]
-    suite: PathBuf,
-    /// Output folder for results.csv, reward-cdf.png and (for suites with `sweeps`)
-    /// sweeps.png (default: runs/eval): new, empty, or an earlier evaluation's, which is
+    /// Suite file (networks, objectives, seeds, steps; sections that ask for figures;
+    /// targets). Repeat to run several: each writes into OUT/<suite name>/, and the targets of
+    /// all are counted together.
+    #[arg(long, required = true)]
+    suite: Vec<PathBuf>,
+    /// Output folder for results.csv, targets.csv, reward-cdf.png and the figures the suite
+    /// asks for (default: runs/eval): new, empty, or an earlier evaluation's, which is
     /// replaced as a whole.
     #[arg(long, default_value = "runs/eval")]
     out: PathBuf,
@@ -38,7 +41,7 @@ pub struct EvalArgs {
 /// outputs are written beside `--out` and replace a previous evaluation there only once all
 /// of them are complete.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let suite = Suite::load(&args.suite).context("--suite")?;
+    let suites = load_suites(&args.suite)?;
     let overlay = args.rule.as_deref().map(read_overlay).transpose()?;
     let mut policies = Vec::new();
     for p in &args.policy {
@@ -55,32 +58,62 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         }
         policies.push(policy);
     }
-    let staged = StagedDir::replacing(&args.out, EVAL_OUTPUTS)
-        .with_context(|| format!("cannot write the evaluation to {}", args.out.display()))?;
-    let run = run_suite(
-        staged.path(),
-        &suite,
-        &args.suite,
-        &policies,
-        overlay.as_ref(),
-    )?;
-    staged
-        .commit()
-        .with_context(|| format!("cannot put the evaluation in {}", args.out.display()))?;
-    for file in &run.written {
-        let kind = match file.extension() {
-            Some(e) if e == "png" => "figure",
-            _ => "results",
+    let mut rows = Vec::new();
+    let mut targets = Vec::new();
+    for (path, name, suite) in &suites {
+        let out = if suites.len() == 1 {
+            args.out.clone()
+        } else {
+            args.out.join(name)
         };
-        eprintln!("{kind}: {}", args.out.join(file).display());
+        let staged = StagedDir::replacing(&out, EVAL_OUTPUTS)
+            .with_context(|| format!("cannot write the evaluation to {}", out.display()))?;
+        let run = run_suite(staged.path(), suite, path, &policies, overlay.as_ref())?;
+        staged
+            .commit()
+            .with_context(|| format!("cannot put the evaluation in {}", out.display()))?;
+        for file in &run.written {
+            let kind = match file.extension() {
+                Some(e) if e == "png" => "figure",
+                _ => "results",
+            };
+            eprintln!("{kind}: {}", out.join(file).display());
+        }
+        rows.extend(run.rows);
+        targets.extend(run.targets);
     }
-    for (policy, count) in run.counts(&policies) {
-        eprintln!("{policy}: {}", count.sentence());
+    if !targets.is_empty() {
+        for p in &policies {
+            let own: Vec<TargetOutcome> = targets
+                .iter()
+                .filter(|t| t.policy == p.name())
+                .cloned()
+                .collect();
+            eprintln!("{}: {}", p.name(), TargetCount::of(&own).sentence());
+        }
     }
     super::print_line(serde_json::to_string(&EvalSummaries {
-        policies: summarize(&run.rows),
+        policies: summarize(&rows),
     })?)?;
     Ok(())
+}
+
+/// Every `--suite`, loaded, with the name its folder takes when there are several.
+fn load_suites(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String, Suite)>> {
+    let mut out: Vec<(PathBuf, String, Suite)> = Vec::new();
+    for path in paths {
+        let suite = Suite::load(path).context("--suite")?;
+        let name = suite_name(path);
+        if paths.len() > 1 && out.iter().any(|(_, n, _)| *n == name) {
+            anyhow::bail!(
+                "--suite {}: another suite is named {name} too; their outputs would share \
+                 OUT/{name}/",
+                path.display()
+            );
+        }
+        out.push((path.clone(), name, suite));
+    }
+    Ok(out)
 }
 
 /// Reads `--rule FILE`: a YAML mapping, a partial rule.
