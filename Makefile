@@ -77,16 +77,12 @@ python: python-env
 build: libtorch $(MPI_DEPS)
 	$(CARGO) build --release $(FEATURES)
 
-# Trains the shipped shared-link model, checkpoints/mocc-pair, from its configs
-# (scripts/train-pair.sh: three runs and `mocc pair`, ~5 min on 2 cores) into
-# runs/mocc-pair-<unix time>; `make train CONFIG=configs/X.yaml` trains one config instead.
-CONFIG ?=
+# Trains the shipped shared-link model, checkpoints/mocc-pair, from its recipe (about 5 min on
+# 2 cores; docs/recipes.md) into runs/mocc-pair-s1-<unix time>; `make train CONFIG=FILE` trains
+# another recipe or config.
+CONFIG ?= configs/recipes/mocc-pair.yaml
 train: build
-ifeq ($(CONFIG),)
-	MOCC=./target/release/mocc scripts/train-pair.sh
-else
 	./target/release/mocc train $(CONFIG)
-endif
 
 # Simulator throughput, one and two threads.
 bench-env: build

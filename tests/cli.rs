@@ -1362,7 +1362,8 @@ fn eval_records_every_mi_of_each_learned_flow_when_the_suite_asks() {
     let _ = std::fs::remove_dir_all(out);
 }
 
-/// The shipped mocc-paths export with base-RTT probes added, written to `dir`.
+/// The shipped mocc-paths export with base-RTT probes added (declared untrained), written to
+/// `dir`.
 fn probing_copy(dir: &Path) {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/mocc-paths");
     let _ = std::fs::remove_dir_all(dir);
@@ -1370,6 +1371,11 @@ fn probing_copy(dir: &Path) {
     let text = std::fs::read_to_string(shipped.join("policy.json")).unwrap();
     let mut spec: serde_json::Value = serde_json::from_str(&text).unwrap();
     spec["action"]["probe_rtt"] = serde_json::json!({"interval_s": 3, "quiet_latency_ratio": 1.1});
+    spec["provenance"]["untrained"] = serde_json::json!([{
+        "part": "action.probe_rtt",
+        "declared_by": "the CLI tests",
+        "why": "to pair a shipped export's weights"
+    }]);
     std::fs::write(dir.join("policy.json"), spec.to_string()).unwrap();
     let weights = "policy.safetensors";
     std::fs::copy(shipped.join(weights), dir.join(weights)).unwrap();
@@ -1482,36 +1488,31 @@ fn eval_fails_when_results_cannot_be_written_and_never_writes_through_a_link() {
     let _ = std::fs::remove_file(suite);
 }
 
-/// `scripts/train-pair.sh` (what `make train` runs) on tiny budgets: the shipped pair's recipe
-/// end to end, its `--set` reaching every training run, and an existing folder refused.
+/// The shipped recipe (what `make train` runs) on tiny budgets: `*.` overrides reaching every
+/// training stage, the competitive half on clean paths, the pair's switch, every stage trained
+/// under the rule the export deploys with (the mode switch alone declared), and the report on
+/// the nine validation targets.
 #[test]
-fn train_pair_script_builds_a_paired_export_on_a_tiny_budget() {
-    let out = temp_path("train-pair");
+fn the_shipped_recipe_builds_its_pair_on_a_tiny_budget() {
+    let out = temp_path("shipped-recipe");
     let _ = std::fs::remove_dir_all(&out);
-    let script = |extra: &[&str]| {
-        let mut cmd = Command::new("bash");
-        cmd.arg("scripts/train-pair.sh")
-            .arg(&out)
-            .args(extra)
-            .env("MOCC", env!("CARGO_BIN_EXE_mocc"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        cmd.output().expect("bash runs")
-    };
-    let tiny = [
-        "--set",
-        "budget.env_steps=256",
-        "--set",
-        "envs=2",
-        "--set",
-        "ppo.num_steps=64",
-        "--set",
-        "ppo.num_minibatches=2",
-        "--set",
-        "mocc.landmarks.omega=3",
+    let mut args = vec![
+        "train",
+        "configs/recipes/mocc-pair.yaml",
+        "--out",
+        out.to_str().unwrap(),
     ];
-    let run = script(&tiny);
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{err}");
+    for set in [
+        "*.budget.env_steps=256",
+        "*.envs=2",
+        "*.ppo.num_steps=64",
+        "*.ppo.num_minibatches=2",
+        "*.mocc.landmarks.omega=3",
+    ] {
+        args.extend(["--set", set]);
+    }
+    let line = stdout_json(&mocc(&args));
+    assert_eq!(line["count"]["of"], 9, "{line}");
     for run in ["start", "coop", "comp"] {
         let config = &newest_checkpoint_state(&out.join(run))["config"];
         assert_eq!(
@@ -1525,51 +1526,34 @@ fn train_pair_script_builds_a_paired_export_on_a_tiny_budget() {
         loss["max"], 0.001,
         "the competitive half trains on clean paths: {loss}"
     );
-    let text = std::fs::read_to_string(out.join("pair/policy.json")).unwrap();
-    let spec: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let spec = read_json(&out.join("export/policy.json"));
     assert_eq!(
         spec["action"]["mode_switch"]["probe_after_s"], 8.0,
         "{spec}"
     );
-    assert!(out.join("pair/competitive/policy.safetensors").is_file());
-    // Both halves get the shipped pair's rule for fast links, over the rule they trained with.
-    let shipped = read_json(Path::new("checkpoints/mocc-pair/policy.json"));
-    for half in ["pair/policy.json", "pair/competitive/policy.json"] {
-        let action = &read_json(&out.join(half))["action"];
-        let bound = &action["binomial_increase"]["multiplicative_above_pps"];
+    // Trained as deployed: each half's trained rule is its rule but for the declared switch.
+    for half in ["export/policy.json", "export/competitive/policy.json"] {
+        let spec = read_json(&out.join(half));
+        let mut deployed = spec["action"].clone();
+        deployed.as_object_mut().unwrap().remove("mode_switch");
+        let trained = &spec["provenance"]["trained_rule"];
+        assert_eq!(trained["action"], deployed, "{half}");
         assert_eq!(
-            bound, &shipped["action"]["binomial_increase"]["multiplicative_above_pps"],
-            "{half}"
+            trained["capacity_trains"],
+            spec["observation"]["capacity_trains"]
         );
-        assert_eq!(
-            action["max_rate_pps"], shipped["action"]["max_rate_pps"],
-            "{half}"
-        );
-        assert!(action["startup"].is_object(), "{half}: {action}");
+        assert!(deployed["startup"].is_object(), "{half}");
+        assert_eq!(deployed["max_rate_pps"], 100000.0, "{half}");
     }
-    let trained = read_json(&out.join("pair-trained/policy.json"));
-    assert_eq!(trained["action"]["max_rate_pps"], 5000.0);
-    assert!(trained["action"].get("startup").is_none());
-    // The validation suites' line, and the count of targets the script says it meets.
-    let text = std::fs::read_to_string(out.join("validation.json")).unwrap();
-    let validation: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert!(validation["fairness"].is_object(), "{validation}");
-    let said = err
-        .lines()
-        .find_map(|l| l.strip_prefix("train-pair.sh: validation: the pair meets "))
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse::<usize>().ok());
-    assert!(said.is_some_and(|n| n <= 7), "{err}");
-    let grid = format!("alone a mocc-grid median of {}", validation["grid_median"]);
-    assert!(err.contains(&grid), "{grid}: {err}");
-    // Tiny budgets train other weights than the shipped ones, and the script says so.
-    assert!(
-        err.contains("weights differ from checkpoints/mocc-pair"),
-        "{err}"
-    );
-    let again = script(&[]);
-    assert_eq!(again.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    let untrained = &spec["provenance"]["untrained"];
+    assert_eq!(untrained.as_array().unwrap().len(), 1, "{untrained}");
+    assert_eq!(untrained[0]["part"], "action.mode_switch");
+    let report = read_json(&out.join("report.json"));
+    let groups = &report["count"]["groups"];
+    assert_eq!(groups[0][0], "sharing");
+    assert_eq!(groups[0][2], 7);
+    assert_eq!(groups[1][0], "alone");
+    assert_eq!(groups[1][2], 2);
     let _ = std::fs::remove_dir_all(out);
 }
 

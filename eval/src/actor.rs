@@ -98,10 +98,7 @@ impl RuleRecord {
 
     /// A checkpoint's record: it runs under its training scenario's rule.
     pub fn of_training(scenario: &ScenarioConfig) -> Self {
-        let rule = SenderRule {
-            action: scenario.action,
-            capacity_trains: scenario.observation.capacity_trains,
-        };
+        let rule = SenderRule::new(scenario.action, scenario.observation.capacity_trains);
         Self {
             rule,
             trained_rule: Some(rule),

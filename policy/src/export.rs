@@ -251,10 +251,7 @@ impl Policy {
         trains: Option<CapacityTrains>,
         declared_by: &str,
     ) -> Result<Policy, PolicyError> {
-        let rule = SenderRule {
-            capacity_trains: trains,
-            ..SenderRule::of(&self.spec)
-        };
+        let rule = SenderRule::new(self.spec.action, trains);
         self.with_rule(
             rule,
             declared_by,
@@ -290,13 +287,13 @@ impl Policy {
         rule.action
             .validate()
             .map_err(|e| invalid("action".into(), e.to_string()))?;
-        if let Some(t) = &rule.capacity_trains {
+        if let Some(t) = &rule.capacity_trains() {
             t.validate()
                 .map_err(|(f, m)| invalid(format!("observation.{f}"), m))?;
         }
         let before = SenderRule::of(&self.spec);
         self.spec.action = rule.action;
-        self.spec.observation.config.capacity_trains = rule.capacity_trains;
+        self.spec.observation.config.capacity_trains = rule.capacity_trains();
         redeclare(&mut self.spec.provenance, before, rule, declared_by, why);
         if let Some(inner) = self.competitive.take() {
             let inner_rule = SenderRule {
@@ -304,7 +301,7 @@ impl Policy {
                     mode_switch: None,
                     ..rule.action
                 },
-                ..rule
+                observation: rule.observation,
             };
             self.competitive = Some(Box::new(inner.with_rule(inner_rule, declared_by, why)?));
         }

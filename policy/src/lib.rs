@@ -71,7 +71,7 @@ pub use normalize::{
 pub use objective::{Objective, ObjectiveError};
 pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
 pub use probe::{ProbeRtt, ProbeState};
-pub use provenance::{RecipeRef, SenderRule, UntrainedPart, RULE_PARTS};
+pub use provenance::{RecipeRef, RuleObservation, SenderRule, UntrainedPart, RULE_PARTS};
 pub use queue::queue_free;
 pub use rate::{BinomialIncrease, RateRule};
 pub use sender_loop::{LoopSpec, SavedClock, SenderLoop};

@@ -44,15 +44,30 @@ pub struct Provenance {
 }
 
 /// The rule a sender runs under, besides its network: the `action` section of `policy.json`
-/// and `observation.capacity_trains`.
+/// and `observation.capacity_trains`, under the same keys as there.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SenderRule {
     /// The rate rule with its probes, mode switch and startup.
     pub action: RateRule,
+    /// What of the observation belongs to the rule.
+    #[serde(default, skip_serializing_if = "RuleObservation::is_empty")]
+    pub observation: RuleObservation,
+}
+
+/// The part of `observation` that is the sender's rule: capacity trains.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleObservation {
     /// Capacity trains (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_trains: Option<CapacityTrains>,
+}
+
+impl RuleObservation {
+    fn is_empty(&self) -> bool {
+        self.capacity_trains.is_none()
+    }
 }
 
 /// The parts of a [`SenderRule`], each named by the `policy.json` field that holds it.
@@ -68,12 +83,22 @@ pub const RULE_PARTS: [&str; 8] = [
 ];
 
 impl SenderRule {
+    /// The rule of `action` with `capacity_trains`.
+    pub fn new(action: RateRule, capacity_trains: Option<CapacityTrains>) -> Self {
+        Self {
+            action,
+            observation: RuleObservation { capacity_trains },
+        }
+    }
+
     /// The rule an export runs under.
     pub fn of(spec: &PolicySpec) -> Self {
-        Self {
-            action: spec.action,
-            capacity_trains: spec.observation.config.capacity_trains,
-        }
+        Self::new(spec.action, spec.observation.config.capacity_trains)
+    }
+
+    /// Its capacity trains.
+    pub fn capacity_trains(&self) -> Option<CapacityTrains> {
+        self.observation.capacity_trains
     }
 
     /// The parts where `self` and `other` differ, in [`RULE_PARTS`] order.
@@ -87,7 +112,7 @@ impl SenderRule {
             a.probe_rtt != b.probe_rtt,
             a.mode_switch != b.mode_switch,
             a.startup != b.startup,
-            self.capacity_trains != other.capacity_trains,
+            self.capacity_trains() != other.capacity_trains(),
         ];
         RULE_PARTS
             .iter()
@@ -217,8 +242,9 @@ pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
     }
 }
 
-/// `rule` with `overlay` (a partial [`SenderRule`]: `{action: {startup: {}}, capacity_trains:
-/// null}`) merged in, checked. Errors name the field.
+/// `rule` with `overlay` (a partial [`SenderRule`], keyed as `policy.json` is: `{action:
+/// {startup: {}}, observation: {capacity_trains: null}}`) merged in, checked. Errors name the
+/// field.
 pub fn overlay_rule(rule: &SenderRule, overlay: &serde_json::Value) -> Result<SenderRule, String> {
     let mut tree = serde_json::to_value(rule).map_err(|e| e.to_string())?;
     merge_patch(&mut tree, overlay);
@@ -227,7 +253,7 @@ pub fn overlay_rule(rule: &SenderRule, overlay: &serde_json::Value) -> Result<Se
         .action
         .validate()
         .map_err(|e| format!("action.{e}"))?;
-    if let Some(t) = &merged.capacity_trains {
+    if let Some(t) = &merged.capacity_trains() {
         t.validate()
             .map_err(|(field, message)| format!("{field}: {message}"))?;
     }
@@ -240,10 +266,7 @@ mod tests {
     use crate::startup::Startup;
 
     fn rule() -> SenderRule {
-        SenderRule {
-            action: RateRule::default(),
-            capacity_trains: None,
-        }
+        SenderRule::new(RateRule::default(), None)
     }
 
     #[test]
@@ -253,7 +276,7 @@ mod tests {
         assert!(a.differing_parts(&b).is_empty());
         b.action.max_rate_pps = 5000.0;
         b.action.startup = Some(Startup::default());
-        b.capacity_trains = Some(CapacityTrains {
+        b.observation.capacity_trains = Some(CapacityTrains {
             packets: 3,
             fraction: 0.95,
             window_s: 2.0,
@@ -275,12 +298,12 @@ mod tests {
         base.action.startup = Some(Startup::default());
         let overlay = serde_json::json!({
             "action": {"max_rate_pps": 100000, "startup": null},
-            "capacity_trains": {"packets": 3, "fraction": 0.95, "window_s": 2}
+            "observation": {"capacity_trains": {"packets": 3, "fraction": 0.95, "window_s": 2}}
         });
         let merged = overlay_rule(&base, &overlay).unwrap();
         assert_eq!(merged.action.max_rate_pps, 100000.0);
         assert_eq!(merged.action.startup, None);
-        assert_eq!(merged.capacity_trains.map(|t| t.packets), Some(3));
+        assert_eq!(merged.capacity_trains().map(|t| t.packets), Some(3));
         assert_eq!(merged.action.delta_scale, base.action.delta_scale);
         let typo = overlay_rule(&base, &serde_json::json!({"action": {"max_rate": 1}}));
         assert!(typo.unwrap_err().contains("max_rate"));

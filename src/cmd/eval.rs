@@ -31,7 +31,8 @@ pub struct EvalArgs {
     #[arg(long, default_value = "runs/eval")]
     out: PathBuf,
     /// Evaluate every export under this rule overlay (YAML: a partial rule, e.g.
-    /// `{action: {startup: {}, max_rate_pps: 100000}, capacity_trains: null}`); the parts it
+    /// `{action: {startup: {}, max_rate_pps: 100000}, observation: {capacity_trains: null}}`,
+    /// keyed as policy.json is); the parts it
     /// changes are declared untrained, and rules.json records it.
     #[arg(long, value_name = "FILE")]
     rule: Option<PathBuf>,
@@ -123,7 +124,7 @@ fn read_overlay(path: &Path) -> anyhow::Result<RuleOverlay> {
         .with_context(|| format!("--rule: {}: not YAML", path.display()))?;
     if !patch.is_object() {
         anyhow::bail!(
-            "--rule: {}: expected a mapping of rule parts (action:, capacity_trains:)",
+            "--rule: {}: expected a mapping of rule parts (action:, observation:)",
             path.display()
         );
     }

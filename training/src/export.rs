@@ -54,10 +54,10 @@ pub fn policy_spec(
     provenance: Provenance,
 ) -> PolicySpec {
     let provenance = Provenance {
-        trained_rule: Some(SenderRule {
-            action: scenario.action,
-            capacity_trains: scenario.observation.capacity_trains,
-        }),
+        trained_rule: Some(SenderRule::new(
+            scenario.action,
+            scenario.observation.capacity_trains,
+        )),
         untrained: Vec::new(),
         ..provenance
     };

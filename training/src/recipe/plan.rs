@@ -171,10 +171,7 @@ impl RecipePlan {
             configs.insert(stage.name.clone(), loaded);
         }
         if let Some(rule) = &file.rule {
-            let probe = mocc_policy::SenderRule {
-                action: mocc_policy::RateRule::default(),
-                capacity_trains: None,
-            };
+            let probe = mocc_policy::SenderRule::new(mocc_policy::RateRule::default(), None);
             mocc_policy::provenance::overlay_rule(&probe, rule).map_err(|m| {
                 RecipeError::Invalid {
                     path: path.to_path_buf(),
