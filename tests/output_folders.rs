@@ -377,7 +377,7 @@ impl Tmpfs {
         let mut f = std::fs::File::create(self.0.join("ballast")).unwrap();
         let block = vec![1u8; 4096];
         loop {
-            let free = mocc_policy::staged_dir::free_bytes(&self.0).unwrap();
+            let free = mocc_outputs::staged_dir::free_bytes(&self.0).unwrap();
             if free <= keep || std::io::Write::write_all(&mut f, &block).is_err() {
                 break;
             }

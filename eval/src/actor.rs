@@ -90,7 +90,7 @@ impl RuleRecord {
             }
         }
         Self {
-            rule: SenderRule::of(policy.spec()),
+            rule: policy.spec().sender_rule(),
             trained_rule: p.trained_rule,
             untrained,
         }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// Writes a whole CSV file atomically, or the error naming it.
 pub(crate) fn write_text(path: &Path, text: &str) -> Result<(), PlotError> {
-    mocc_policy::write_file_atomic(path, text.as_bytes()).map_err(|e| PlotError::Write {
+    mocc_outputs::write_file_atomic(path, text.as_bytes()).map_err(|e| PlotError::Write {
         path: e.path,
         source: e.source,
     })
@@ -96,7 +96,7 @@ pub fn friendliness_outputs(
             };
             text.push_str(&format!(
                 "{},{},{},{},{},{}\n",
-                crate::targets::csv_cell(&row.policy),
+                crate::results::csv_cell(&row.policy),
                 row.policy_pps,
                 row.cubic_pps,
                 row.ratio,

@@ -35,7 +35,7 @@ pub struct LeoReport {
 
 /// What a folder of `mocc experiment leo` holds (leo.csv marks it), for replacing it whole:
 /// leo.csv, leo-summary.csv, summary.json, the figures and `many-flows/`.
-pub const LEO_OUTPUTS: mocc_policy::Replaceable = mocc_policy::Replaceable {
+pub const LEO_OUTPUTS: mocc_outputs::Replaceable = mocc_outputs::Replaceable {
     what: "a LEO study's outputs",
     owns: |name, is_dir| {
         if is_dir {

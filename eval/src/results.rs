@@ -156,16 +156,27 @@ pub struct EvalSummary {
 
 /// What `mocc eval` writes to `--out`: results.csv (the marker) and figures and CSV files
 /// beside it; a previous evaluation there is replaced as a whole.
-pub const EVAL_OUTPUTS: mocc_policy::Replaceable = mocc_policy::Replaceable {
+pub const EVAL_OUTPUTS: mocc_outputs::Replaceable = mocc_outputs::Replaceable {
     what: "an evaluation's outputs",
     owns: |name, is_dir| {
-        !is_dir
-            && (name.ends_with(".csv")
-                || name.ends_with(".png")
-                || name == crate::suite_run::RULES_JSON)
+        !is_dir && (name.ends_with(".csv") || name.ends_with(".png") || name == RULES_JSON)
     },
     marker: RESULTS_CSV,
 };
+
+/// The file in an evaluation's folder with each learned policy's rule: the one it ran under,
+/// the one its weights were trained under, the parts between them declared untrained, and
+/// the overlay `mocc eval --rule` applied.
+pub const RULES_JSON: &str = "rules.json";
+
+/// A CSV cell: quoted (with quotes doubled) when it holds a comma, quote or line break.
+pub fn csv_cell(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
 
 /// The file of result rows in an evaluation's folder.
 pub const RESULTS_CSV: &str = "results.csv";

@@ -7,7 +7,7 @@ use crate::actor::LoadedPolicy;
 use crate::fairness_outputs::{fairness_outputs, FairnessSummary};
 use crate::figures::{reward_cdf_figure, sweep_figure};
 use crate::flow_figures::{friendliness_outputs, timeseries_outputs, FriendlinessRow};
-use crate::results::{write_csv, EvalError, EvalRow, RESULTS_CSV};
+use crate::results::{write_csv, EvalError, EvalRow, RESULTS_CSV, RULES_JSON};
 use crate::suite::Suite;
 use crate::targets::{assess, targets_csv, SuiteResults, TargetCount, TargetOutcome, TARGETS_CSV};
 use mocc_plot::chart::PlotError;
@@ -76,11 +76,6 @@ pub fn suite_name(suite_path: &Path) -> String {
         .file_stem()
         .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned())
 }
-
-/// The file in an evaluation's folder with each learned policy's rule: the one it ran under,
-/// the one its weights were trained under, the parts between them declared untrained, and
-/// the overlay `mocc eval --rule` applied.
-pub const RULES_JSON: &str = "rules.json";
 
 /// A rule overlay an evaluation applied to its exports (`mocc eval --rule FILE`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

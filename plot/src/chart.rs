@@ -325,7 +325,7 @@ pub fn draw_figure(out: &Path, fig: &Figure) -> Result<(), PlotError> {
     let mut pixels = vec![0u8; width as usize * height as usize * 3];
     draw_into(&mut pixels, (width, height, title_h, legend_h), fig).map_err(d)?;
     let png = encode_png(pixels, width, height).map_err(d)?;
-    mocc_policy::write_file_atomic(out, &png).map_err(|e| PlotError::Write {
+    mocc_outputs::write_file_atomic(out, &png).map_err(|e| PlotError::Write {
         path: e.path,
         source: e.source,
     })

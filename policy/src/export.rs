@@ -3,7 +3,7 @@
 //! its validated in-memory form. Loading checks the description, the checksum and every tensor,
 //! and refuses any mismatch with an error naming the field or tensor (`crate::error`).
 //!
-//! A paired export (`action.mode_switch` in `policy.json`, written by [`Policy::write_pair`])
+//! A paired export (`action.mode_switch` in `policy.json`, made by [`Policy::paired`])
 //! holds a second export in its `competitive/` folder: the policy that decides while the MI
 //! clock's [`ModeSwitch`] is in [`Mode::Competitive`]. Both read the same observation, MI clock
 //! and rate rule; each has its own network and normalization.
@@ -19,8 +19,7 @@ use crate::provenance::{Provenance, SenderRule};
 use crate::rate::RateRule;
 use crate::sender_loop::LoopSpec;
 use crate::spec::{expected_tensors, parse_spec, validate_spec, LayerSpec, PolicySpec};
-use crate::staged_dir::{write_file_atomic, Replaceable};
-use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use safetensors::tensor::{Dtype, SafeTensors};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,20 +39,6 @@ pub const COMPETITIVE_DIR: &str = "competitive";
 /// Name of the optional TorchScript module in an export folder (`mocc export --torchscript`).
 pub const TORCHSCRIPT_FILE: &str = "policy.pt";
 
-/// What an export folder holds, so that writing an export replaces a previous export as a
-/// whole (no file of the old one stays beside the new) and never a folder of anything else.
-pub const EXPORT_FOLDER: Replaceable = Replaceable {
-    what: "an export",
-    owns: |name, is_dir| {
-        if is_dir {
-            name == COMPETITIVE_DIR
-        } else {
-            [SPEC_FILE, WEIGHTS_FILE, TORCHSCRIPT_FILE].contains(&name)
-        }
-    },
-    marker: SPEC_FILE,
-};
-
 /// A loaded, validated policy: the actor, its input pipeline and its rate rule.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -63,15 +48,6 @@ pub struct Policy {
     source: PathBuf,
     /// A paired export's competitive policy (present exactly when `action.mode_switch` is).
     competitive: Option<Box<Policy>>,
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PolicyError + '_ {
-    move |source| {
-        PolicyError::Io(crate::error::FileError {
-            path: path.to_path_buf(),
-            source,
-        })
-    }
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
@@ -291,7 +267,7 @@ impl Policy {
             t.validate()
                 .map_err(|(f, m)| invalid(format!("observation.{f}"), m))?;
         }
-        let before = SenderRule::of(&self.spec);
+        let before = self.spec.sender_rule();
         self.spec.action = rule.action;
         self.spec.observation.config.capacity_trains = rule.capacity_trains();
         redeclare(&mut self.spec.provenance, before, rule, declared_by, why);
@@ -401,22 +377,19 @@ impl Policy {
         }
     }
 
-    /// Writes a paired export to `dir`, which must not exist or be empty: `cooperative`'s
-    /// description with `switch` as its `action.mode_switch` and its weights, and
-    /// `competitive`'s export in `dir/competitive/`. Both must be single policies of one
-    /// observation, MI clock and rate rule. The mode switch is declared untrained by
-    /// `declared_by` (`mocc pair`, or the recipe that pairs them): training runs one network.
-    /// Every input file is read before anything is written. Returns the written pair, loaded
-    /// back.
-    pub fn write_pair(
-        dir: &Path,
-        cooperative: &Policy,
-        competitive: &Policy,
+    /// The paired policy of `cooperative` and `competitive` (each a single policy of one
+    /// observation, MI clock and rule): `cooperative` with `switch` as its
+    /// `action.mode_switch`, deciding with `competitive` in [`Mode::Competitive`]. The switch
+    /// is declared untrained by `declared_by` (`mocc pair`, or the recipe that pairs them):
+    /// training runs one network. mocc-outputs writes it as a folder.
+    pub fn paired(
+        cooperative: Policy,
+        competitive: Policy,
         switch: ModeSwitch,
         declared_by: &str,
     ) -> Result<Policy, PolicyError> {
         let source_spec = cooperative.source.join(SPEC_FILE);
-        for (policy, role) in [(cooperative, "cooperative"), (competitive, "competitive")] {
+        for (policy, role) in [(&cooperative, "cooperative"), (&competitive, "competitive")] {
             if policy.competitive.is_some() {
                 return Err(PolicyError::Invalid {
                     path: policy.source.join(SPEC_FILE),
@@ -425,10 +398,10 @@ impl Policy {
                 });
             }
         }
-        let mut paired = cooperative.clone();
-        let before = SenderRule::of(&paired.spec);
+        let mut paired = cooperative;
+        let before = paired.spec.sender_rule();
         paired.spec.action.mode_switch = Some(switch);
-        let after = SenderRule::of(&paired.spec);
+        let after = paired.spec.sender_rule();
         redeclare(
             &mut paired.spec.provenance,
             before,
@@ -437,52 +410,9 @@ impl Policy {
             "the mode switch joins two policies trained apart; training runs one network",
         );
         validate_spec(&paired.spec, &source_spec)?;
-        check_pairable(&paired, competitive, &source_spec)?;
-        let weights = read_files(cooperative, &[cooperative.spec.weights.file.as_str()])?;
-        let inner_weights = read_files(competitive, &[competitive.spec.weights.file.as_str()])?;
-        refuse_non_empty(dir)?;
-        let inner_dir = dir.join(COMPETITIVE_DIR);
-        std::fs::create_dir_all(&inner_dir).map_err(io(&inner_dir))?;
-        write_file_atomic(
-            &inner_dir.join(&competitive.spec.weights.file),
-            &inner_weights[0],
-        )?;
-        write_spec(&inner_dir.join(SPEC_FILE), &competitive.spec)?;
-        write_file_atomic(&dir.join(&paired.spec.weights.file), &weights[0])?;
-        write_spec(&dir.join(SPEC_FILE), &paired.spec)?;
-        Self::load(dir)
-    }
-
-    /// Writes this policy (a paired one with its competitive half in `competitive/`) to `dir`,
-    /// which must be new or empty, as it is in memory: its description (a rule or provenance
-    /// changed since loading included) and the weights of the folder it was loaded from,
-    /// whose checksums are checked again. Returns the written policy, loaded back.
-    pub fn save(&self, dir: &Path) -> Result<Policy, PolicyError> {
-        refuse_non_empty(dir)?;
-        let mut halves = vec![(self, dir.to_path_buf())];
-        if let Some(c) = &self.competitive {
-            halves.push((c, dir.join(COMPETITIVE_DIR)));
-        }
-        let weights: Vec<Vec<u8>> = halves
-            .iter()
-            .map(|(p, _)| read_files(p, &[p.spec.weights.file.as_str()]).map(|mut v| v.remove(0)))
-            .collect::<Result<_, _>>()?;
-        for ((p, _), bytes) in halves.iter().zip(&weights) {
-            let actual = sha256_hex(bytes);
-            if actual != p.spec.weights.sha256.to_ascii_lowercase() {
-                return Err(PolicyError::Checksum {
-                    path: p.source.join(&p.spec.weights.file),
-                    expected: p.spec.weights.sha256.clone(),
-                    actual,
-                });
-            }
-        }
-        for ((p, folder), bytes) in halves.iter().zip(&weights).rev() {
-            std::fs::create_dir_all(folder).map_err(io(folder))?;
-            write_file_atomic(&folder.join(&p.spec.weights.file), bytes)?;
-            write_spec(&folder.join(SPEC_FILE), &p.spec)?;
-        }
-        Self::load(dir)
+        check_pairable(&paired, &competitive, &source_spec)?;
+        paired.competitive = Some(Box::new(competitive));
+        Ok(paired)
     }
 
     /// The same policy with `f` applied to its provenance (and its competitive half's), for
@@ -493,29 +423,6 @@ impl Policy {
             f(&mut c.spec.provenance);
         }
         self
-    }
-
-    /// Writes an export folder: the tensors (PyTorch layout) to `policy.safetensors`, then
-    /// `spec` with the weights' file name and checksum filled in to `policy.json`. The result
-    /// is validated by loading it back. Returns the written description.
-    pub fn write(
-        dir: &Path,
-        mut spec: PolicySpec,
-        tensors: &NamedTensors,
-    ) -> Result<PolicySpec, PolicyError> {
-        let weights_path = dir.join(WEIGHTS_FILE);
-        let spec_path = dir.join(SPEC_FILE);
-        spec.format_version = POLICY_FORMAT_VERSION;
-        spec.weights.file = WEIGHTS_FILE.to_string();
-        // Validate before touching the folder, so a bad export never replaces a good one.
-        Self::from_parts(spec.clone(), tensors, &spec_path, &weights_path)?;
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let bytes = serialize_safetensors(tensors, &weights_path)?;
-        spec.weights.sha256 = sha256_hex(&bytes);
-        write_file_atomic(&weights_path, &bytes)?;
-        write_spec(&spec_path, &spec)?;
-        Self::load(dir)?;
-        Ok(spec)
     }
 }
 
@@ -537,49 +444,6 @@ fn redeclare(
             .untrained
             .retain(|u| differing.contains(&u.part.as_str()));
     }
-}
-
-/// Writes a description as `policy.json` does.
-fn write_spec(spec_path: &Path, spec: &PolicySpec) -> Result<(), PolicyError> {
-    let json = serde_json::to_string_pretty(spec).map_err(|e| PolicyError::Json {
-        path: spec_path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    Ok(write_file_atomic(
-        spec_path,
-        format!("{json}\n").as_bytes(),
-    )?)
-}
-
-/// The bytes of `files` in the folder `policy` was loaded from.
-fn read_files(policy: &Policy, files: &[&str]) -> Result<Vec<Vec<u8>>, PolicyError> {
-    files
-        .iter()
-        .map(|file| {
-            let path = policy.source.join(file);
-            std::fs::read(&path).map_err(io(&path))
-        })
-        .collect()
-}
-
-/// Refuses a folder that exists and holds anything (a pair is written into a new folder, so
-/// it never replaces one of its own halves).
-fn refuse_non_empty(dir: &Path) -> Result<(), PolicyError> {
-    let mut entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(dir)(e)),
-    };
-    if entries.next().is_none() {
-        return Ok(());
-    }
-    Err(PolicyError::Io(crate::error::FileError {
-        path: dir.to_path_buf(),
-        source: std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            "the pair's folder must be new or empty",
-        ),
-    }))
 }
 
 /// Checks that `competitive` can decide in `paired`'s place: the same observation features,
@@ -654,25 +518,4 @@ fn read_safetensors(path: &Path, bytes: &[u8]) -> Result<NamedTensors, PolicyErr
         out.insert(name, (view.shape().to_vec(), data));
     }
     Ok(out)
-}
-
-fn serialize_safetensors(tensors: &NamedTensors, path: &Path) -> Result<Vec<u8>, PolicyError> {
-    let weights_err = |message: String| PolicyError::Weights {
-        path: path.to_path_buf(),
-        message,
-    };
-    let raw: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
-        .iter()
-        .map(|(name, (shape, data))| {
-            let bytes = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-            (name.clone(), shape.clone(), bytes)
-        })
-        .collect();
-    let mut views = Vec::with_capacity(raw.len());
-    for (name, shape, bytes) in &raw {
-        let view = TensorView::new(Dtype::F32, shape.clone(), bytes)
-            .map_err(|e| weights_err(format!("tensor {name:?}: {e}")))?;
-        views.push((name.clone(), view));
-    }
-    safetensors::serialize(views, None).map_err(|e| weights_err(e.to_string()))
 }

@@ -17,7 +17,8 @@
 //! finished MI into the next pacing rate with the policy's mean action. A transport that would
 //! rather not cut MIs itself feeds packet events to an [`MiLedger`], which cuts them by the
 //! gym's rule and asks any [`RateDriver`] (a [`PolicyDriver`] for a learned policy) for rates.
-//! Exports and every other output folder are written whole or not at all ([`StagedDir`]).
+//! Writing exports and every other output is mocc-outputs' job: a deployment links only what
+//! reads and runs a policy.
 //!
 //! This crate never depends on libtorch.
 
@@ -45,7 +46,6 @@ pub mod rate;
 pub mod sender_loop;
 pub mod serde_float;
 pub mod spec;
-pub mod staged_dir;
 pub mod startup;
 
 pub use ack_span::{AckSpan, AckTimes};
@@ -55,7 +55,8 @@ pub use clock::MiClock;
 pub use controller::Controller;
 pub use error::{FileError, PolicyError, RateError};
 pub use export::{
-    NamedTensors, Policy, PolicyWorkspace, EXPORT_FOLDER, SPEC_FILE, TORCHSCRIPT_FILE, WEIGHTS_FILE,
+    NamedTensors, Policy, PolicyWorkspace, COMPETITIVE_DIR, SPEC_FILE, TORCHSCRIPT_FILE,
+    WEIGHTS_FILE,
 };
 pub use features::{Feature, FeatureError, FeatureSet};
 pub use history::{ObservationBuilder, ObservationConfig};
@@ -79,5 +80,4 @@ pub use spec::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,
     WeightsSpec, POLICY_FORMAT_VERSION,
 };
-pub use staged_dir::{write_file_atomic, Replaceable, StagedDir};
 pub use startup::{Startup, StartupExit, StartupState, StartupStep};

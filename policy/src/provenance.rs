@@ -12,7 +12,6 @@
 
 use crate::baseline::CapacityTrains;
 use crate::rate::RateRule;
-use crate::spec::PolicySpec;
 use serde::{Deserialize, Serialize};
 
 /// Where the policy came from.
@@ -91,11 +90,6 @@ impl SenderRule {
         }
     }
 
-    /// The rule an export runs under.
-    pub fn of(spec: &PolicySpec) -> Self {
-        Self::new(spec.action, spec.observation.config.capacity_trains)
-    }
-
     /// Its capacity trains.
     pub fn capacity_trains(&self) -> Option<CapacityTrains> {
         self.observation.capacity_trains
@@ -162,10 +156,10 @@ impl Provenance {
     }
 }
 
-/// Checks `spec`'s rule against its provenance: every part that differs from the trained rule
-/// is declared, and every declaration names a part that differs. Errors are (field, message).
-pub(crate) fn check_rule(spec: &PolicySpec) -> Result<(), (String, String)> {
-    let p = &spec.provenance;
+/// Checks the rule an export runs under against its provenance `p`: every part that differs
+/// from the trained rule is declared, and every declaration names a part that differs. Errors
+/// are (field, message).
+pub(crate) fn check_rule(p: &Provenance, rule: SenderRule) -> Result<(), (String, String)> {
     for (i, u) in p.untrained.iter().enumerate() {
         if !RULE_PARTS.contains(&u.part.as_str()) {
             return Err((
@@ -187,7 +181,7 @@ pub(crate) fn check_rule(spec: &PolicySpec) -> Result<(), (String, String)> {
     let Some(trained) = &p.trained_rule else {
         return Ok(());
     };
-    let differing = trained.differing_parts(&SenderRule::of(spec));
+    let differing = trained.differing_parts(&rule);
     if let Some(part) = differing
         .iter()
         .find(|d| !p.untrained.iter().any(|u| u.part == **d))

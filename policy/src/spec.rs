@@ -11,6 +11,7 @@ use crate::mi::MonitorIntervalConfig;
 use crate::net::{Activation, OBJECTIVE_DIM};
 use crate::normalize::Normalization;
 pub use crate::provenance::Provenance;
+use crate::provenance::SenderRule;
 use crate::rate::RateRule;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -165,6 +166,13 @@ pub struct PolicySpec {
     pub provenance: Provenance,
     /// The weights file.
     pub weights: WeightsSpec,
+}
+
+impl PolicySpec {
+    /// The rule the export runs under: its `action` and capacity trains.
+    pub fn sender_rule(&self) -> SenderRule {
+        SenderRule::new(self.action, self.observation.config.capacity_trains)
+    }
 }
 
 impl ArchitectureSpec {
@@ -353,7 +361,8 @@ pub(crate) fn validate_spec(spec: &PolicySpec, path: &Path) -> Result<(), Policy
         .map_err(|(f, m)| invalid(format!("monitor_interval.{f}"), m))?;
     crate::objective::validate(&spec.default_objective)
         .map_err(|m| invalid("default_objective".into(), m))?;
-    crate::provenance::check_rule(spec).map_err(|(f, m)| invalid(f, m))?;
+    crate::provenance::check_rule(&spec.provenance, spec.sender_rule())
+        .map_err(|(f, m)| invalid(f, m))?;
     Ok(())
 }
 

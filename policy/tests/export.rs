@@ -19,7 +19,7 @@ fn temp_dir(name: &str) -> PathBuf {
 fn write(name: &str, preference: bool) -> (PathBuf, Tensors) {
     let (spec, tensors) = random_policy(preference, 7);
     let dir = temp_dir(name);
-    Policy::write(&dir, spec, &tensors).expect("writes");
+    mocc_outputs::write_export(&dir, spec, &tensors).expect("writes");
     (dir, tensors)
 }
 
@@ -141,7 +141,9 @@ fn wrong_shapes_are_refused_with_the_tensor_name() {
     let (spec, mut tensors) = random_policy(true, 3);
     tensors.insert("pi.l1.weight".into(), (vec![6, 7], vec![0.0; 42]));
     let dir = temp_dir("shape");
-    let err = Policy::write(&dir, spec, &tensors).unwrap_err().to_string();
+    let err = mocc_outputs::write_export(&dir, spec, &tensors)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("\"pi.l1.weight\"") && err.contains("[6, 8]"),
         "{err}"
@@ -158,7 +160,9 @@ fn wrong_shapes_are_refused_with_the_tensor_name() {
     let (spec, mut tensors) = random_policy(false, 3);
     tensors.remove("pi.mean.bias");
     let dir = temp_dir("missing-tensor");
-    let err = Policy::write(&dir, spec, &tensors).unwrap_err().to_string();
+    let err = mocc_outputs::write_export(&dir, spec, &tensors)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("\"pi.mean.bias\" is missing"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -285,7 +289,7 @@ fn without_warmup_the_first_decision_comes_at_reset() {
     let (mut spec, tensors) = random_policy(false, 5);
     spec.monitor_interval.warmup_mis = 0;
     let dir = temp_dir("no-warmup");
-    Policy::write(&dir, spec, &tensors).unwrap();
+    mocc_outputs::write_export(&dir, spec, &tensors).unwrap();
     let policy = Policy::load(&dir).unwrap();
     let builder = policy.observation_builder();
     let mut ws = policy.workspace();
@@ -312,7 +316,7 @@ fn binomial_increase_round_trips_and_drives_the_controller() {
         multiplicative_above_pps: None,
     });
     let dir = temp_dir("binomial");
-    Policy::write(&dir, spec.clone(), &tensors).unwrap();
+    mocc_outputs::write_export(&dir, spec.clone(), &tensors).unwrap();
     let policy = Policy::load(&dir).unwrap();
     let rule = policy.rate_rule();
     assert_eq!(rule, spec.action);
@@ -346,7 +350,7 @@ fn mi_packet_floor_round_trips_and_sizes_the_controllers_mis() {
     let (mut spec, _) = random_policy(true, 7);
     spec.monitor_interval.sizing.min_packets = 10.0;
     let dir = temp_dir("mi-floor-on");
-    Policy::write(&dir, spec, &tensors).expect("writes");
+    mocc_outputs::write_export(&dir, spec, &tensors).expect("writes");
     let policy = std::sync::Arc::new(Policy::load(&dir).unwrap());
     assert_eq!(policy.spec().monitor_interval.sizing.min_packets, 10.0);
     let mut c = Controller::new(policy.clone(), [0.6, 0.3, 0.1]).unwrap();

@@ -22,7 +22,7 @@ fn probing(dir: &Path, seed: u64) -> Policy {
         mis: 2,
         ..ProbeRtt::every(0.5)
     });
-    Policy::write(dir, spec, &tensors).expect("writes");
+    mocc_outputs::write_export(dir, spec, &tensors).expect("writes");
     Policy::load(dir).expect("loads")
 }
 
@@ -43,8 +43,8 @@ fn a_pair_round_trips_and_each_mode_runs_its_own_network() {
     let root = temp_dir("round-trip");
     let (coop, comp) = halves(&root);
     let out = root.join("pair");
-    let pair =
-        Policy::write_pair(&out, &coop, &comp, ModeSwitch::default(), "mocc pair").expect("pairs");
+    let pair = mocc_outputs::write_pair(&out, &coop, &comp, ModeSwitch::default(), "mocc pair")
+        .expect("pairs");
     assert_eq!(pair.rate_rule().mode_switch, Some(ModeSwitch::default()));
     assert!(out.join("competitive/policy.json").is_file());
     let loaded = Policy::load(&out).expect("loads back");
@@ -89,7 +89,7 @@ fn mi(k: usize, rtt: f64, rate_pps: f64) -> MonitorInterval {
 fn the_controller_turns_competitive_after_a_probe_that_keeps_the_queue() {
     let root = temp_dir("controller");
     let (coop, comp) = halves(&root);
-    let pair = Policy::write_pair(
+    let pair = mocc_outputs::write_pair(
         &root.join("pair"),
         &coop,
         &comp,
@@ -144,9 +144,9 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     let (mut spec, tensors) = random_policy(true, 11);
     spec.action.probe_rtt = Some(ProbeRtt::every(0.7));
     let other_dir = root.join("other");
-    Policy::write(&other_dir, spec, &tensors).expect("writes");
+    mocc_outputs::write_export(&other_dir, spec, &tensors).expect("writes");
     let other = Policy::load(&other_dir).expect("loads");
-    let e = err_text(Policy::write_pair(
+    let e = err_text(mocc_outputs::write_pair(
         &root.join("p1"),
         &coop,
         &other,
@@ -161,9 +161,9 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     // A switch without probes in the rule.
     let (spec, tensors) = random_policy(true, 4);
     let plain_dir = root.join("plain");
-    Policy::write(&plain_dir, spec, &tensors).expect("writes");
+    mocc_outputs::write_export(&plain_dir, spec, &tensors).expect("writes");
     let plain = Policy::load(&plain_dir).expect("loads");
-    let e = err_text(Policy::write_pair(
+    let e = err_text(mocc_outputs::write_pair(
         &root.join("p2"),
         &plain,
         &plain,
@@ -173,8 +173,9 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     assert!(e.contains("mode_switch: needs probe_rtt"), "{e}");
     // A pair as either half of another.
     let pair_dir = root.join("p3");
-    let pair = Policy::write_pair(&pair_dir, &coop, &comp, switch, "mocc pair").expect("pairs");
-    let e = err_text(Policy::write_pair(
+    let pair =
+        mocc_outputs::write_pair(&pair_dir, &coop, &comp, switch, "mocc pair").expect("pairs");
+    let e = err_text(mocc_outputs::write_pair(
         &root.join("p4"),
         &pair,
         &comp,
@@ -185,7 +186,7 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
         e.contains("the cooperative policy of a pair must be a single"),
         "{e}"
     );
-    let e = err_text(Policy::write_pair(
+    let e = err_text(mocc_outputs::write_pair(
         &root.join("p4"),
         &coop,
         &pair,
@@ -198,7 +199,7 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     );
     // Into a folder that holds anything, such as one of its halves: refused, nothing changed.
     let before = std::fs::read(root.join("a/policy.safetensors")).expect("reads");
-    let e = err_text(Policy::write_pair(
+    let e = err_text(mocc_outputs::write_pair(
         &root.join("a"),
         &coop,
         &comp,
@@ -213,7 +214,7 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     assert!(!root.join("a/competitive").exists());
     // A pair whose competitive folder holds a pair.
     let nested = root.join("p5");
-    Policy::write_pair(&nested, &coop, &comp, switch, "mocc pair").expect("pairs");
+    mocc_outputs::write_pair(&nested, &coop, &comp, switch, "mocc pair").expect("pairs");
     let inner = nested.join("competitive");
     std::fs::remove_dir_all(&inner).expect("removes");
     std::fs::rename(&pair_dir, &inner).expect("moves");

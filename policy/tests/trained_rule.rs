@@ -3,9 +3,7 @@
 //! declared it, and the tools that change a rule (`Policy::with_rule`, capacity trains, a pair)
 //! declare what they change.
 
-use mocc_policy::{
-    CapacityTrains, ModeSwitch, Policy, ProbeRtt, SenderRule, Startup, UntrainedPart,
-};
+use mocc_policy::{CapacityTrains, ModeSwitch, Policy, ProbeRtt, Startup, UntrainedPart};
 use std::path::PathBuf;
 
 mod common;
@@ -21,8 +19,8 @@ fn temp_dir(name: &str) -> PathBuf {
 fn trained(dir: &std::path::Path, seed: u64) -> Policy {
     let (mut spec, tensors) = random_policy(true, seed);
     spec.action.probe_rtt = Some(ProbeRtt::every(0.5));
-    spec.provenance.trained_rule = Some(SenderRule::of(&spec));
-    Policy::write(dir, spec, &tensors).expect("writes");
+    spec.provenance.trained_rule = Some(spec.sender_rule());
+    mocc_outputs::write_export(dir, spec, &tensors).expect("writes");
     Policy::load(dir).expect("loads")
 }
 
@@ -71,7 +69,7 @@ fn an_undeclared_difference_from_the_trained_rule_is_refused() {
 fn changing_a_rule_declares_what_changed_and_undoing_it_clears_it() {
     let root = temp_dir("with-rule");
     let policy = trained(&root.join("a"), 2);
-    let trained_rule = SenderRule::of(policy.spec());
+    let trained_rule = policy.spec().sender_rule();
     let mut faster = trained_rule;
     faster.action.max_rate_pps = 4000.0;
     faster.action.startup = Some(Startup::default());
@@ -128,7 +126,7 @@ fn a_pair_declares_its_mode_switch_and_round_trips_it() {
     let comp = trained(&root.join("b"), 4)
         .with_capacity_trains(Some(trains()), "recipe r.yaml")
         .unwrap();
-    let pair = Policy::write_pair(
+    let pair = mocc_outputs::write_pair(
         &root.join("pair"),
         &coop,
         &comp,
@@ -171,7 +169,7 @@ fn every_shipped_export_records_the_rule_it_was_trained_under() {
             let trained = p
                 .trained_rule
                 .unwrap_or_else(|| panic!("{}: no trained_rule", half.source().display()));
-            let mut differing = trained.differing_parts(&SenderRule::of(half.spec()));
+            let mut differing = trained.differing_parts(&half.spec().sender_rule());
             let mut declared: Vec<&str> = p.untrained.iter().map(|u| u.part.as_str()).collect();
             differing.sort_unstable();
             declared.sort_unstable();

@@ -308,7 +308,7 @@ fn write_cells(csv: &Path, cells: &[Fig10Cell]) -> Result<(), RunError> {
             csv_field(&json)
         ));
     }
-    mocc_policy::write_file_atomic(csv, text.as_bytes()).map_err(|e| RunError::Write {
+    mocc_outputs::write_file_atomic(csv, text.as_bytes()).map_err(|e| RunError::Write {
         path: e.path,
         source: e.source,
     })

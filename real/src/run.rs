@@ -11,8 +11,9 @@ use mocc_gym::ScenarioError;
 use mocc_net::timing::monotonic_ns;
 use mocc_net::transport::{run_controlled_flow, run_tcp_flow, FlowOutcome, RateDriver};
 use mocc_net::{run_schedule, AppliedChange, NetError, PathChange, PathSpec, Topology};
+use mocc_outputs::{Replaceable, StagedDir};
 use mocc_plot::chart::PlotError;
-use mocc_policy::{MetricsVersion, Replaceable, RttTally, StagedDir};
+use mocc_policy::{MetricsVersion, RttTally};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -481,7 +482,7 @@ fn write_results(out: &Path, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Re
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    mocc_policy::write_file_atomic(path, bytes).map_err(|e| RunError::Write {
+    mocc_outputs::write_file_atomic(path, bytes).map_err(|e| RunError::Write {
         path: e.path,
         source: e.source,
     })

@@ -89,8 +89,8 @@ pub fn run(args: AdaptArgs) -> anyhow::Result<()> {
     });
     let mut trainer = start_adaptation(&spec, &run_dir)
         .with_context(|| format!("cannot adapt {}", args.from.display()))?;
-    super::train::stop_cleanly_on_signals(&mut trainer);
-    let (summary, rewards) = super::train::run_with_progress(&mut trainer)?;
+    super::progress::stop_cleanly_on_signals(&mut trainer);
+    let (summary, rewards) = super::progress::run_with_progress(&mut trainer)?;
     let tail = &rewards[rewards.len().saturating_sub(5)..];
     let report = AdaptReport {
         summary: &summary,
@@ -101,6 +101,6 @@ pub fn run(args: AdaptArgs) -> anyhow::Result<()> {
         pool_file: run_dir.join(POOL_FILE),
     };
     super::print_line(serde_json::to_string(&report)?)?;
-    super::train::exit_if_interrupted(&summary, &trainer);
+    super::progress::exit_if_interrupted(&summary, &trainer);
     Ok(())
 }

@@ -7,8 +7,9 @@ use mocc_eval::results::{summarize, EVAL_OUTPUTS};
 use mocc_eval::suite::Suite;
 use mocc_eval::suite_run::{run_suite, suite_name, RuleOverlay};
 use mocc_eval::targets::{TargetCount, TargetOutcome};
+use mocc_outputs::StagedDir;
 use mocc_policy::provenance::overlay_rule;
-use mocc_policy::{Policy, SenderRule, StagedDir};
+use mocc_policy::Policy;
 use mocc_training::checkpoint_policy::load_policy;
 use std::path::{Path, PathBuf};
 
@@ -147,7 +148,7 @@ fn load_under(path: &Path, overlay: &RuleOverlay) -> anyhow::Result<LoadedPolicy
         );
     }
     let policy = Policy::load(path)?;
-    let rule = overlay_rule(&SenderRule::of(policy.spec()), &overlay.patch)
+    let rule = overlay_rule(&policy.spec().sender_rule(), &overlay.patch)
         .map_err(|e| anyhow::anyhow!("--rule: {}: {e}", overlay.file))?;
     let by = format!("mocc eval --rule {}", overlay.file);
     let policy = policy

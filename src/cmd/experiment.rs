@@ -188,7 +188,7 @@ fn leo(a: LeoArgs) -> anyhow::Result<()> {
         }
         policies.push(scheme);
     }
-    let staged = mocc_policy::StagedDir::replacing(&a.out, LEO_OUTPUTS)
+    let staged = mocc_outputs::StagedDir::replacing(&a.out, LEO_OUTPUTS)
         .with_context(|| format!("cannot write the study to {}", a.out.display()))?;
     let report = run_leo_study(&study, &policies, staged.path(), a.record_mis, |line| {
         eprintln!("{line}")
@@ -296,7 +296,7 @@ fn adaptation(a: AdaptationArgs) -> anyhow::Result<()> {
 /// Writes an experiment's report as `summary.json` in `out`.
 fn write_summary(out: &std::path::Path, report: &impl serde::Serialize) -> anyhow::Result<()> {
     let summary = out.join("summary.json");
-    mocc_policy::write_file_atomic(
+    mocc_outputs::write_file_atomic(
         &summary,
         (serde_json::to_string_pretty(report)? + "\n").as_bytes(),
     )

@@ -9,6 +9,7 @@ pub mod export;
 pub mod net;
 pub mod pair;
 pub mod plot;
+pub mod progress;
 pub mod ranks;
 pub mod recipe;
 pub mod simulate;

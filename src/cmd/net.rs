@@ -177,7 +177,7 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
         if let Some(log) = log {
             let mis = log.lock().map(|m| m.clone()).unwrap_or_default();
             let file = a.out.join(format!("mis-{k}.csv"));
-            mocc_policy::write_file_atomic(&file, app::mis_csv(&mis).as_bytes())?;
+            mocc_outputs::write_file_atomic(&file, app::mis_csv(&mis).as_bytes())?;
         }
         eprintln!("run {k}/{}: {}", a.repeats, run.run.describe());
         append(format!(
@@ -190,7 +190,7 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
     }
     let summary = AppSummary::of(&application, &runs);
     let json = serde_json::to_string(&summary)?;
-    mocc_policy::write_file_atomic(&a.out.join("summary.json"), format!("{json}\n").as_bytes())?;
+    mocc_outputs::write_file_atomic(&a.out.join("summary.json"), format!("{json}\n").as_bytes())?;
     let png = a.out.join("app.png");
     let path_name = path
         .title

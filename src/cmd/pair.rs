@@ -2,7 +2,8 @@
 
 use anyhow::Context;
 use clap::Args;
-use mocc_policy::{CapacityTrains, ModeSwitch, Policy, RateError, StagedDir};
+use mocc_outputs::StagedDir;
+use mocc_policy::{CapacityTrains, ModeSwitch, Policy, RateError};
 use std::path::PathBuf;
 
 /// Arguments of `mocc pair`.
@@ -96,7 +97,7 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
         .with_capacity_trains(args.capacity_trains, DECLARED_BY)?;
     let write = || -> anyhow::Result<Policy> {
         let staged = StagedDir::new(&args.out)?;
-        Policy::write_pair(
+        mocc_outputs::write_pair(
             staged.path(),
             &cooperative,
             &competitive,

@@ -1,7 +1,7 @@
 //! Recipes from the command line: `mocc train RECIPE.yaml` (told apart from a config by its
 //! content), `mocc train --resume DIR` of a recipe run, and the progress a recipe shows.
 
-use super::train::{exit_for_signal, run_with_progress, stop_cleanly_on_signals};
+use super::progress::{exit_for_signal, run_with_progress, stop_cleanly_on_signals};
 use anyhow::Context;
 use mocc_training::recipe::plan::Identity;
 use mocc_training::recipe::run::{RECIPE_JSON, REPORT_JSON};

@@ -126,7 +126,7 @@ pub fn start_adaptation(spec: &AdaptSpec, run_dir: &Path) -> Result<Trainer, Tra
     let path = run_dir.join(POOL_FILE);
     let json =
         serde_json::to_string_pretty(&pool).map_err(|e| TrainError::Incompatible(e.to_string()))?;
-    mocc_policy::write_file_atomic(&path, (json + "\n").as_bytes()).map_err(|e| {
+    mocc_outputs::write_file_atomic(&path, (json + "\n").as_bytes()).map_err(|e| {
         TrainError::Io {
             path: e.path,
             source: e.source,

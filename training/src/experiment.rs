@@ -228,7 +228,7 @@ fn sub_run<T: Serialize + DeserializeOwned>(
     let result = run(&dir)?;
     let json = serde_json::to_vec(&result)
         .map_err(|e| ExperimentError::Invalid(format!("{}: {e}", file.display())))?;
-    mocc_policy::write_file_atomic(&file, &json).map_err(|e| ExperimentError::Io {
+    mocc_outputs::write_file_atomic(&file, &json).map_err(|e| ExperimentError::Io {
         path: e.path,
         source: e.source,
     })?;

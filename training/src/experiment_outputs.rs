@@ -35,7 +35,7 @@ pub fn write_adaptation_csv(
 
 /// Writes a whole file atomically (the previous version stays until the new one is complete).
 fn write_text(path: &Path, text: &str) -> Result<(), PlotError> {
-    mocc_policy::write_file_atomic(path, text.as_bytes()).map_err(|e| PlotError::Write {
+    mocc_outputs::write_file_atomic(path, text.as_bytes()).map_err(|e| PlotError::Write {
         path: e.path,
         source: e.source,
     })

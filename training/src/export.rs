@@ -5,9 +5,10 @@
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use mocc_agents::{to_vec, ActorCritic, Architecture, RunningMeanStd};
 use mocc_gym::ScenarioConfig;
+use mocc_outputs::{StagedDir, EXPORT_FOLDER};
 use mocc_policy::{
-    MonitorIntervalSpec, NamedTensors, ObservationSpec, Policy, PolicyError, PolicySpec,
-    Provenance, SenderRule, StagedDir, WeightsSpec, EXPORT_FOLDER, POLICY_FORMAT_VERSION,
+    MonitorIntervalSpec, NamedTensors, ObservationSpec, PolicyError, PolicySpec, Provenance,
+    SenderRule, WeightsSpec, POLICY_FORMAT_VERSION,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -147,7 +148,7 @@ pub fn export_checkpoint(
         provenance,
     );
     let staged = StagedDir::replacing(out, EXPORT_FOLDER).map_err(PolicyError::from)?;
-    let spec = Policy::write(staged.path(), spec, &weights)?;
+    let spec = mocc_outputs::write_export(staged.path(), spec, &weights)?;
     if options.torchscript {
         let frozen = ckpt
             .frozen_model(scenario.obs_len(), tch::Device::Cpu)
@@ -167,7 +168,7 @@ fn ensure_room_for_torchscript(path: &Path, weights: &NamedTensors) -> Result<()
     let weight_bytes: u64 = weights.values().map(|(_, v)| 4 * v.len() as u64).sum();
     let needed = 2 * weight_bytes + 16 * 1024 * 1024;
     let dir = path.parent().unwrap_or(Path::new("."));
-    match mocc_policy::staged_dir::free_bytes(dir) {
+    match mocc_outputs::staged_dir::free_bytes(dir) {
         Some(free) if free < needed => Err(ExportError::Policy(PolicyError::Io(
             mocc_policy::FileError {
                 path: path.to_path_buf(),

@@ -58,7 +58,7 @@ pub fn truncate_csv_after(path: &Path, step: u64) -> std::io::Result<usize> {
     if dropped == 0 {
         return Ok(0);
     }
-    mocc_policy::write_file_atomic(path, kept.as_bytes()).map_err(|e| e.source)?;
+    mocc_outputs::write_file_atomic(path, kept.as_bytes()).map_err(|e| e.source)?;
     Ok(dropped)
 }
 

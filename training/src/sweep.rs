@@ -318,7 +318,7 @@ fn save_finished(run_dir: &Path, done: &FinishedRun) -> Result<(), SweepError> {
     let path = run_dir.join(FINISHED_FILE);
     let json = serde_json::to_vec_pretty(done)
         .map_err(|e| SweepError::Invalid(format!("{}: {e}", path.display())))?;
-    mocc_policy::write_file_atomic(&path, &json).map_err(|e| SweepError::Io {
+    mocc_outputs::write_file_atomic(&path, &json).map_err(|e| SweepError::Io {
         path: e.path,
         source: e.source,
     })
@@ -446,7 +446,7 @@ pub fn write_csv(path: &Path, rows: &[SweepRow]) -> Result<(), SweepError> {
             r.omega, r.wall_seconds, r.env_steps, r.mean, r.p10, r.p25, r.p50, r.p75, r.p90, r.seed
         ));
     }
-    mocc_policy::write_file_atomic(path, text.as_bytes()).map_err(|e| io(e.source))
+    mocc_outputs::write_file_atomic(path, text.as_bytes()).map_err(|e| io(e.source))
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ fn random_export(
     let log_std = model.log_std().double_value(&[0]);
     let spec = policy_spec(&arch, log_std, &obs_norm, scenario, Provenance::default());
     let tensors = actor_tensors(&arch, &vs.variables()).expect("actor tensors");
-    Policy::write(dir, spec, &tensors).expect("export");
+    mocc_outputs::write_export(dir, spec, &tensors).expect("export");
     let policy = Policy::load(dir).expect("loads");
     (vs, model, obs_norm, policy)
 }
@@ -371,7 +371,7 @@ fn shared_link_parity(
         Some(switch) => {
             let (.., competitive) =
                 random_export(Architecture::mocc(obs_dim), &trained, 32, &dir.join("b"));
-            mocc_policy::Policy::write_pair(
+            mocc_outputs::write_pair(
                 &dir.join("pair"),
                 &policy,
                 &competitive,

@@ -4,14 +4,16 @@
 
 use crate::flows::FlowNetwork;
 use crate::simulate::Horizon;
-use crate::targets::{Target, MAX_TARGETS};
+
 use mocc_gym::cc::ClassicKind;
 use mocc_gym::ScenarioConfig;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 mod fairness;
+pub mod targets;
 pub use fairness::{FairnessSpec, MAX_FAIRNESS_FLOWS, MAX_FAIRNESS_RUNS};
+use targets::{Cases, Target, MAX_TARGETS};
 
 /// A suite file that is unreadable or invalid; the message names the field.
 #[derive(Debug, thiserror::Error)]
@@ -179,8 +181,9 @@ impl Suite {
                 self.targets.len()
             ));
         }
+        let cases = self.cases();
         for (i, t) in self.targets.iter().enumerate() {
-            t.validate(&format!("targets[{i}]"), self)?;
+            t.validate(&format!("targets[{i}]"), &cases)?;
             if self.targets[..i].iter().any(|o| o.name == t.name) {
                 return Err(format!(
                     "targets[{i}].name: {:?} names an earlier target too",
@@ -189,6 +192,27 @@ impl Suite {
             }
         }
         Ok(())
+    }
+
+    /// The cases the suite runs, as targets select them.
+    pub fn cases(&self) -> Cases {
+        let mut results: Vec<String> = self.all_networks().iter().map(|n| n.label()).collect();
+        results.extend(self.scenarios.iter().map(|s| s.label()));
+        Cases {
+            results: (!results.is_empty()).then_some(results),
+            fairness: self
+                .fairness
+                .as_ref()
+                .map(|f| f.all_networks().iter().map(|n| n.label()).collect()),
+            fairness_flows: self
+                .fairness
+                .as_ref()
+                .map_or_else(Vec::new, |f| f.flows.clone()),
+            friendliness: self
+                .friendliness
+                .as_ref()
+                .map(|f| f.networks().iter().map(|(_, n)| n.label()).collect()),
+        }
     }
 
     /// The explicit networks, then those of the sweeps.

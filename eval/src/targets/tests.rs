@@ -1,5 +1,6 @@
 use super::*;
 use crate::results::RunMetrics;
+use crate::suite::Suite;
 
 fn suite(yaml: &str) -> Suite {
     serde_saphyr::from_str(yaml).unwrap()
@@ -159,7 +160,7 @@ fn checks_reduce_the_selected_cases() {
         rows: &rows,
         ..SuiteResults::default()
     };
-    let value = |yaml: &str| check(yaml).value("p", &results);
+    let value = |yaml: &str| check_value(&check(yaml), "p", &results);
     assert_eq!(
         value("{metric: results.utilization, at_least: 0}"),
         (Some(0.5), 3)
@@ -181,7 +182,11 @@ fn checks_reduce_the_selected_cases() {
         (Some(1.0), 3)
     );
     // No case of the policy: no value, not met.
-    let none = check("{metric: results.utilization, at_least: 0}").value("r", &results);
+    let none = check_value(
+        &check("{metric: results.utilization, at_least: 0}"),
+        "r",
+        &results,
+    );
     assert_eq!(none, (None, 0));
 }
 
@@ -197,7 +202,7 @@ fn fairness_and_friendliness_cases_by_hand() {
         friendliness: &friendliness,
         ..SuiteResults::default()
     };
-    let value = |yaml: &str| check(yaml).value("p", &results).0;
+    let value = |yaml: &str| check_value(&check(yaml), "p", &results).0;
     assert_eq!(
         value("{metric: fairness.median_jain_index, at_least: 0.95}"),
         Some(0.93)
@@ -233,7 +238,11 @@ fn fairness_and_friendliness_cases_by_hand() {
         ..SuiteResults::default()
     };
     assert_eq!(
-        check("{metric: fairness.rtt_ratio, of: max, at_most: 1.5}").value("p", &results),
+        check_value(
+            &check("{metric: fairness.rtt_ratio, of: max, at_most: 1.5}"),
+            "p",
+            &results
+        ),
         (None, 2)
     );
 }

@@ -24,8 +24,9 @@ use mocc_eval::actor::{LoadedPolicy, RuleRecord};
 use mocc_eval::results::EVAL_OUTPUTS;
 use mocc_eval::suite_run::run_suite;
 use mocc_eval::targets::{TargetCount, TargetOutcome};
+use mocc_outputs::{save_policy, StagedDir, EXPORT_FOLDER};
 use mocc_policy::provenance::overlay_rule;
-use mocc_policy::{Policy, RecipeRef, SenderRule, StagedDir, EXPORT_FOLDER};
+use mocc_policy::{Policy, RecipeRef};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -299,7 +300,7 @@ fn prepare(plan: &RecipePlan, out: &Path, resume: bool) -> Result<(), RecipeErro
         source,
     })?;
     let text = mocc_policy::error::read_bytes(&plan.path, 1 << 20).map_err(io_error)?;
-    mocc_policy::write_file_atomic(&out.join(RECIPE_COPY), &text).map_err(io_error)?;
+    mocc_outputs::write_file_atomic(&out.join(RECIPE_COPY), &text).map_err(io_error)?;
     write_json(&identity_path, &plan.identity)
 }
 
@@ -322,7 +323,7 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<(), RecipeError> {
         source: std::io::Error::other(e),
     })?;
     bytes.push(b'\n');
-    mocc_policy::write_file_atomic(path, &bytes).map_err(io_error)
+    mocc_outputs::write_file_atomic(path, &bytes).map_err(io_error)
 }
 
 /// Trains stage `name` into `DIR/<name>/`: a fresh run (from its init's weights), or the
@@ -395,7 +396,8 @@ fn pair_stage(plan: &RecipePlan, out: &Path, name: &str) -> Result<(), RecipeErr
     let dir = out.join(name);
     let staged = StagedDir::replacing(&dir, EXPORT_FOLDER).map_err(|e| fail(&e))?;
     let by = plan.path.display().to_string();
-    Policy::write_pair(staged.path(), &coop, &comp, pair.mode_switch, &by).map_err(|e| fail(&e))?;
+    mocc_outputs::write_pair(staged.path(), &coop, &comp, pair.mode_switch, &by)
+        .map_err(|e| fail(&e))?;
     staged.commit().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -408,7 +410,7 @@ fn final_export(plan: &RecipePlan, out: &Path) -> Result<(), RecipeError> {
     let fail = |e: &dyn std::fmt::Display| stage_error(EXPORT_DIR, e);
     let mut policy = Policy::load(out.join(&plan.file.export)).map_err(|e| fail(&e))?;
     if let Some(patch) = &plan.file.rule {
-        let rule = overlay_rule(&SenderRule::of(policy.spec()), patch).map_err(|m| {
+        let rule = overlay_rule(&policy.spec().sender_rule(), patch).map_err(|m| {
             RecipeError::Invalid {
                 path: plan.path.clone(),
                 field: "rule".into(),
@@ -433,7 +435,7 @@ fn final_export(plan: &RecipePlan, out: &Path) -> Result<(), RecipeError> {
     });
     let dir = out.join(EXPORT_DIR);
     let staged = StagedDir::replacing(&dir, EXPORT_FOLDER).map_err(|e| fail(&e))?;
-    policy.save(staged.path()).map_err(|e| fail(&e))?;
+    save_policy(&policy, staged.path()).map_err(|e| fail(&e))?;
     staged.commit().map_err(|e| fail(&e))?;
     Ok(())
 }

@@ -15,7 +15,7 @@ use mocc_eval::results::EVAL_OUTPUTS;
 use mocc_eval::seed_report::{seed_report, AgainstTargets, SeedReport, SeedTargets};
 use mocc_eval::stats::Bootstrap;
 use mocc_eval::suite_run::run_suite;
-use mocc_policy::StagedDir;
+use mocc_outputs::StagedDir;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -237,7 +237,7 @@ fn prepare(sweep: &SeedSweep, identity: &SweepIdentity) -> Result<(), RecipeErro
         path: path.clone(),
         source: std::io::Error::other(e),
     })?;
-    mocc_policy::write_file_atomic(&path, &bytes).map_err(|e| RecipeError::Io {
+    mocc_outputs::write_file_atomic(&path, &bytes).map_err(|e| RecipeError::Io {
         path: e.path,
         source: e.source,
     })
@@ -292,8 +292,8 @@ fn write_report(out: &Path, report: &SeedReport) -> Result<(), RecipeError> {
         source: std::io::Error::other(e),
     })?;
     json.push(b'\n');
-    mocc_policy::write_file_atomic(&out.join(SEED_REPORT[0]), &json).map_err(io)?;
-    mocc_policy::write_file_atomic(&out.join(SEED_REPORT[1]), report.markdown().as_bytes())
+    mocc_outputs::write_file_atomic(&out.join(SEED_REPORT[0]), &json).map_err(io)?;
+    mocc_outputs::write_file_atomic(&out.join(SEED_REPORT[1]), report.markdown().as_bytes())
         .map_err(io)?;
     report
         .figure(&out.join(SEED_REPORT[2]))

@@ -9,7 +9,7 @@
 //! command replaces only a folder it wrote itself, so a mistyped `--out` never swallows a run,
 //! an export or a home folder.
 
-use crate::error::FileError;
+use mocc_policy::error::FileError;
 use std::path::{Path, PathBuf};
 
 /// What a staged folder may replace: which entries a previous output of the same command can
