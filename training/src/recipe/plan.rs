@@ -7,7 +7,9 @@ use super::RecipeError;
 use crate::config::LoadedConfig;
 use mocc_eval::suite::Suite;
 use mocc_policy::export::sha256_hex;
-use std::collections::BTreeMap;
+use mocc_policy::provenance::overlay_rule;
+use mocc_policy::SenderRule;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// A recipe ready to run.
@@ -170,16 +172,7 @@ impl RecipePlan {
             stage_configs.insert(stage.name.clone(), sha256_hex(&json));
             configs.insert(stage.name.clone(), loaded);
         }
-        if let Some(rule) = &file.rule {
-            let probe = mocc_policy::SenderRule::new(mocc_policy::RateRule::default(), None);
-            mocc_policy::provenance::overlay_rule(&probe, rule).map_err(|m| {
-                RecipeError::Invalid {
-                    path: path.to_path_buf(),
-                    field: "rule".into(),
-                    message: m,
-                }
-            })?;
-        }
+        check_rule_plan(&file, &configs, path)?;
         let suites = load_suites(&file, base, path)?;
         let file_sha256 = sha256_hex(&bytes);
         let identity = Identity {
@@ -212,6 +205,100 @@ impl RecipePlan {
     pub fn stage_dir(out: &Path, stage: &str) -> PathBuf {
         out.join(stage)
     }
+}
+
+/// The rule a training stage's weights learn under: its scenario's `action` and capacity
+/// trains.
+fn trained_rule(config: &LoadedConfig) -> Option<SenderRule> {
+    let scenario = config.scenario().ok()?;
+    let c = scenario.config();
+    Some(SenderRule::new(c.action, c.observation.capacity_trains))
+}
+
+/// Before training: the final export's rule as the stages will leave it (each half's trained
+/// rule, the pair's switch, the recipe's `rule:` overlay) is valid, and the parts where it
+/// differs from what the halves trained under are exactly the recipe's `untrained:`.
+fn check_rule_plan(
+    file: &RecipeFile,
+    configs: &BTreeMap<String, LoadedConfig>,
+    path: &Path,
+) -> Result<(), RecipeError> {
+    let stage = |name: &str| file.stages.iter().find(|s| s.name == name);
+    // The training stage an export stage exports.
+    let trained_by = |export: &str| -> Option<SenderRule> {
+        let source = stage(export)?.export.as_deref()?;
+        trained_rule(configs.get(source)?)
+    };
+    let Some(last) = stage(&file.export) else {
+        return Ok(());
+    };
+    // (trained, deployed) rule of each half of the final export.
+    let mut halves: Vec<(SenderRule, SenderRule)> = Vec::new();
+    match &last.pair {
+        Some(pair) => {
+            let (Some(coop), Some(comp)) =
+                (trained_by(&pair.cooperative), trained_by(&pair.competitive))
+            else {
+                return Ok(());
+            };
+            let mut deployed = coop;
+            deployed.action.mode_switch = Some(pair.mode_switch);
+            halves.push((coop, deployed));
+            halves.push((comp, comp));
+        }
+        None => {
+            let Some(rule) = trained_by(&last.name) else {
+                return Ok(());
+            };
+            halves.push((rule, rule));
+        }
+    }
+    let invalid = |field: &str, message: String| RecipeError::Invalid {
+        path: path.to_path_buf(),
+        field: field.into(),
+        message,
+    };
+    if let Some(patch) = &file.rule {
+        for (i, (_, deployed)) in halves.iter_mut().enumerate() {
+            let merged = overlay_rule(deployed, patch).map_err(|m| invalid("rule", m))?;
+            // The competitive half runs the overlay without the switch.
+            *deployed = if i == 0 {
+                merged
+            } else {
+                SenderRule {
+                    action: mocc_policy::RateRule {
+                        mode_switch: None,
+                        ..merged.action
+                    },
+                    ..merged
+                }
+            };
+        }
+    }
+    let mut parts: BTreeSet<&str> = BTreeSet::new();
+    for (trained, deployed) in &halves {
+        parts.extend(trained.differing_parts(deployed));
+    }
+    let declared: BTreeSet<&str> = file.untrained.keys().map(String::as_str).collect();
+    if let Some(part) = parts.difference(&declared).next() {
+        return Err(invalid(
+            "untrained",
+            format!(
+                "the export would run under {part}, which its weights are not trained with; \
+                 declare it here with why (`{part}: ...`), or train under it"
+            ),
+        ));
+    }
+    if let Some(part) = declared.difference(&parts).next() {
+        return Err(invalid(
+            &format!("untrained.{part}"),
+            format!(
+                "the export would run under the {part} its weights are trained with: nothing \
+                 to declare"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The largest recipe file read.

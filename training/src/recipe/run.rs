@@ -12,7 +12,8 @@
 //!
 //! A killed run continues with `--resume`: finished steps are skipped (a finished training
 //! stage is never trained again), an interrupted training stage resumes from its newest
-//! checkpoint.
+//! checkpoint. The validation runs again at every resume: it takes seconds, and the report
+//! then judges the export by the suites and targets as they are.
 
 use super::file::StageKind;
 use super::plan::{Identity, RecipePlan};
@@ -195,11 +196,11 @@ pub fn run_recipe(
     let export = Policy::load(out.join(EXPORT_DIR)).map_err(|e| stage_error(EXPORT_DIR, e))?;
     let rule = RuleRecord::of_export(&export);
     let loaded = LoadedPolicy::export(policy_name.clone(), export);
+    // The validation runs every time (it takes seconds and is deterministic), so a report
+    // always judges the export by the suites as they are now.
+    state.done.retain(|s| s.kind != "validation");
     for suite in &plan.suites {
         let name = format!("{VALIDATION_DIR}/{}", suite.name);
-        if state.done(&name).is_some() {
-            continue;
-        }
         hooks.note(&format!("validation: {}", suite.path.display()));
         let started = Instant::now();
         let targets = validate(out, suite, &loaded)?;
