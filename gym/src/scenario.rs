@@ -8,7 +8,7 @@ use crate::error::ScenarioError;
 use crate::link::{Link, LinkParams};
 use crate::sim::Pacing;
 use crate::trace::Trace;
-use mocc_policy::RateRule;
+use mocc_policy::ActionRule;
 use rand::Rng;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -134,7 +134,7 @@ impl Scenario {
     }
 
     /// The action rule.
-    pub fn rate_rule(&self) -> RateRule {
+    pub fn action_rule(&self) -> ActionRule {
         self.config.action
     }
 

@@ -6,7 +6,7 @@ use mocc_gym::{
     Action, ControllerConfig, Env, Link, LinkParams, Network, Pacing, Range, Scenario,
     ScenarioConfig, Sender, SenderConfig, StartRate, Step,
 };
-use mocc_policy::{BaselineMode, Feature};
+use mocc_policy::{BaselineKind, Feature};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::path::Path;
@@ -331,7 +331,7 @@ fn latency_ratio(env: &Env) -> f64 {
 
 /// An agent starting at `pps` on a 100 pkt/s link whose one-way delay goes from 0.05 to 0.15 s
 /// at t = 5 (base RTT 0.1 -> 0.3), with the latency baseline `mode`.
-fn delay_step_env(mode: BaselineMode, pps: f64) -> Env {
+fn delay_step_env(mode: BaselineKind, pps: f64) -> Env {
     let mut cfg = fixed(100.0, 0.05, 10.0, pps);
     cfg.link.schedule = vec![ScheduleEntry {
         time_s: 5.0,
@@ -345,7 +345,7 @@ fn delay_step_env(mode: BaselineMode, pps: f64) -> Env {
 
 /// Latency ratio after each step across the delay step, the sender well under capacity (no
 /// queueing).
-fn ratios_after_delay_step(mode: BaselineMode) -> Vec<(f64, f64)> {
+fn ratios_after_delay_step(mode: BaselineKind) -> Vec<(f64, f64)> {
     let mut env = delay_step_env(mode, 50.0);
     let mut out = Vec::new();
     while env.network().now_s() < 12.0 {
@@ -364,8 +364,8 @@ fn ratios_after_delay_step(mode: BaselineMode) -> Vec<(f64, f64)> {
 
 #[test]
 fn windowed_min_baseline_follows_a_base_rtt_increase() {
-    let conn = ratios_after_delay_step(BaselineMode::ConnectionMin);
-    let windowed = ratios_after_delay_step(BaselineMode::WindowedMin { seconds: 2.0 });
+    let conn = ratios_after_delay_step(BaselineKind::ConnectionMin);
+    let windowed = ratios_after_delay_step(BaselineKind::WindowedMin { seconds: 2.0 });
     for (name, r) in [("connection_min", &conn), ("windowed_min", &windowed)] {
         let before: Vec<_> = r.iter().filter(|(t, _)| *t > 1.0 && *t < 5.0).collect();
         assert!(before.len() > 10);
@@ -395,7 +395,7 @@ fn windowed_min_baseline_follows_a_base_rtt_increase() {
 
 /// Latency ratio at the end of each MI across the delay step, the agent sending at `rate(t)`;
 /// the queue never builds (rates under 100).
-fn ratios_with_rates(mode: BaselineMode, rate: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
+fn ratios_with_rates(mode: BaselineKind, rate: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
     let mut env = delay_step_env(mode, 90.0);
     let mut out = Vec::new();
     while env.network().now_s() < 12.0 {
@@ -410,13 +410,13 @@ fn ratios_with_rates(mode: BaselineMode, rate: impl Fn(f64) -> f64) -> Vec<(f64,
 #[test]
 fn drain_aware_baseline_follows_a_base_rtt_increase_once_the_sender_backs_off() {
     // 90 pkt/s until t = 7, then 40 pkt/s: under half of the 90 pkt/s the path delivered.
-    let mode = BaselineMode::DrainAware {
+    let mode = BaselineKind::DrainAware {
         seconds: 10.0,
         drain_fraction: 0.5,
     };
     let backs_off = |t: f64| if t < 7.0 { 90.0 } else { 40.0 };
     let drain = ratios_with_rates(mode, backs_off);
-    let windowed = ratios_with_rates(BaselineMode::WindowedMin { seconds: 10.0 }, backs_off);
+    let windowed = ratios_with_rates(BaselineKind::WindowedMin { seconds: 10.0 }, backs_off);
     let steady = ratios_with_rates(mode, |_| 90.0);
     let in_span = |r: &[(f64, f64)], from: f64, to: f64| -> Vec<f64> {
         r.iter()
@@ -460,7 +460,7 @@ fn drain_aware_baseline_keeps_a_standing_queue_after_a_capacity_drop() {
         delay_s: None,
         loss: None,
     }];
-    cfg.observation.latency_baseline = BaselineMode::DrainAware {
+    cfg.observation.latency_baseline = BaselineKind::DrainAware {
         seconds: 10.0,
         drain_fraction: 0.5,
     };

@@ -146,7 +146,7 @@ impl MiCounter {
 
 /// A paced sender on the toy link for `seconds`, its rate set by the controller.
 fn drive(mut controller: Controller, mut link: ToyLink, seconds: f64) {
-    let rule = controller.policy().rate_rule();
+    let rule = controller.policy().action_rule();
     let mi_spec = controller.policy().spec().monitor_interval;
     let mut rate =
         controller.reset((0.5 * link.bw_pps).clamp(rule.min_rate_pps, rule.max_rate_pps));

@@ -10,12 +10,12 @@
 //! lasts `rtt_factor` times the last sampled mean RTT. With `min_packets` no MI is shorter than
 //! that many packets at the rate it is sent at. With base-RTT probes ([`ProbeRtt`]) some
 //! recorded MIs are probe MIs: the agent does not decide after them (the sender paces them at
-//! `RateRule::pacing_rate`), and decides after the last one.
+//! `ActionRule::pacing_rate`), and decides after the last one.
 
 use crate::history::{ObservationBuilder, ObservationConfig};
 use crate::mi::MetricsVersion;
 use crate::mi::{MonitorInterval, MonitorIntervalConfig};
-use crate::mode::{Mode, ModeState, ModeSwitch};
+use crate::mode_switch::{Mode, ModeState, ModeSwitch};
 use crate::probe::{ProbeRtt, ProbeState};
 use serde::{Deserialize, Serialize};
 
@@ -110,7 +110,7 @@ impl MiClock {
     }
 
     /// Whether the next MI is a base-RTT probe MI (paced at a share of the agent's rate,
-    /// `RateRule::pacing_rate`, with no decision before it).
+    /// `ActionRule::pacing_rate`, with no decision before it).
     pub fn probing(&self) -> bool {
         self.probe_state.probing()
     }
@@ -461,7 +461,7 @@ mod tests {
         // restarts the baseline at 100 ms; kept to probes, the baseline stays at 40 ms until a
         // probe's MIs find the same flat RTT.
         let observation = ObservationConfig {
-            latency_baseline: crate::baseline::BaselineMode::DrainAware {
+            latency_baseline: crate::baseline::BaselineKind::DrainAware {
                 seconds: 3600.0,
                 drain_fraction: 0.5,
             },

@@ -2,11 +2,11 @@
 //! returns the next pacing rate, running the MI clock, feature, history and rate-rule code the
 //! gym trained with.
 
+use crate::actor::OBJECTIVE_DIM;
 use crate::app_limited::{app_limited_rate, AppLimit};
 use crate::export::{Policy, PolicyWorkspace};
 use crate::mi::MonitorInterval;
-use crate::mode::Mode;
-use crate::net::OBJECTIVE_DIM;
+use crate::mode_switch::Mode;
 use crate::objective::{self, ObjectiveError};
 use crate::sender_loop::SenderLoop;
 use std::sync::Arc;
@@ -17,8 +17,8 @@ use std::sync::Arc;
 /// start rate for the policy's `warmup_mis` MIs (they are not recorded in the history); at the
 /// end of the last warm-up MI the policy takes its first decision on the empty history, and
 /// from then on every finished MI is recorded and followed by one decision, except that with
-/// base-RTT probes (`RateRule::probe_rtt`) a probe's MIs are paced at a share of the agent's
-/// rate (`RateRule::pacing_rate`) and only the last of them is followed by one. A paired export
+/// base-RTT probes (`ActionRule::probe_rtt`) a probe's MIs are paced at a share of the agent's
+/// rate (`ActionRule::pacing_rate`) and only the last of them is followed by one. A paired export
 /// decides with its competitive policy while the clock's mode switch says so.
 #[derive(Debug, Clone)]
 pub struct Controller {
@@ -44,7 +44,7 @@ impl Controller {
     ) -> Result<Self, ObjectiveError> {
         objective::validate(&objective).map_err(ObjectiveError)?;
         let policy = policy.into();
-        let start = policy.rate_rule().min_rate_pps;
+        let start = policy.action_rule().min_rate_pps;
         let mut c = Self {
             sender: SenderLoop::new(&policy.loop_spec(), start),
             workspace: policy.workspace(),
@@ -112,7 +112,7 @@ impl Controller {
             // The rate the agent would step from (a startup that just ended set it).
             let before = self.sender.agent_rate_pps();
             let held = app_limited_rate(limit, before, mi.send_rate_pps());
-            self.sender.set_rate(self.policy.rate_rule().clamp(held));
+            self.sender.set_rate(self.policy.action_rule().clamp(held));
         }
         self.rate_pps()
     }

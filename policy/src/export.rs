@@ -8,15 +8,15 @@
 //! clock's [`ModeSwitch`] is in [`Mode::Competitive`]. Both read the same observation, MI clock
 //! and rate rule; each has its own network and normalization.
 
+use crate::actor::{ActorNet, Dense, Mlp, Workspace, OBJECTIVE_DIM};
 use crate::baseline::CapacityTrains;
 use crate::clock::MiClock;
 use crate::features::FeatureSet;
 use crate::history::ObservationBuilder;
-use crate::mode::{Mode, ModeSwitch};
-use crate::net::{ActorNet, Dense, Mlp, Workspace, OBJECTIVE_DIM};
+use crate::mode_switch::{Mode, ModeSwitch};
 use crate::normalize::Normalizer;
 use crate::provenance::{Provenance, SenderRule};
-use crate::rate::RateRule;
+use crate::rate::ActionRule;
 use crate::sender_loop::LoopSpec;
 use crate::spec::{expected_tensors, parse_spec, validate_spec, LayerSpec, PolicySpec};
 use safetensors::tensor::{Dtype, SafeTensors};
@@ -273,7 +273,7 @@ impl Policy {
         redeclare(&mut self.spec.provenance, before, rule, declared_by, why);
         if let Some(inner) = self.competitive.take() {
             let inner_rule = SenderRule {
-                action: RateRule {
+                action: ActionRule {
                     mode_switch: None,
                     ..rule.action
                 },
@@ -311,7 +311,7 @@ impl Policy {
     }
 
     /// The rate rule the policy was trained with.
-    pub fn rate_rule(&self) -> RateRule {
+    pub fn action_rule(&self) -> ActionRule {
         self.spec.action
     }
 
@@ -455,7 +455,7 @@ fn check_pairable(
     spec_path: &Path,
 ) -> Result<(), PolicyError> {
     let (a, b) = (&paired.spec, &competitive.spec);
-    let rule = RateRule {
+    let rule = ActionRule {
         mode_switch: None,
         ..a.action
     };

@@ -1,6 +1,6 @@
 //! The observation a policy sees: the feature rows of the last `eta` MIs, oldest first.
 
-use crate::baseline::{BaselineMode, CapacityTrains, LatencyBaseline};
+use crate::baseline::{BaselineKind, CapacityTrains, LatencyBaseline};
 use crate::features::FeatureSet;
 use crate::mi::MetricsVersion;
 use crate::mi::MonitorInterval;
@@ -22,7 +22,7 @@ pub struct ObservationConfig {
     /// Baseline of `latency ratio`: `connection_min` (Aurora), `{windowed_min: {seconds: S}}` or
     /// `{drain_aware: {seconds: S, drain_fraction: F}}`.
     #[serde(default)]
-    pub latency_baseline: BaselineMode,
+    pub latency_baseline: BaselineKind,
     /// Packet trains at each MI's start, whose rate lifts `peak delivery ratio`'s reference to
     /// a share of the bottleneck's rate ([`CapacityTrains`]); none: the flow's own peak.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,7 +38,7 @@ impl Default for ObservationConfig {
         Self {
             features: FeatureSet::aurora(),
             history_len: default_history_len(),
-            latency_baseline: BaselineMode::ConnectionMin,
+            latency_baseline: BaselineKind::ConnectionMin,
             capacity_trains: None,
         }
     }
@@ -129,7 +129,7 @@ impl ObservationBuilder {
     pub fn new(
         features: FeatureSet,
         history_len: usize,
-        mode: BaselineMode,
+        mode: BaselineKind,
         version: MetricsVersion,
     ) -> Self {
         let history_len = history_len.max(1);
@@ -243,7 +243,7 @@ mod tests {
         let mut b = ObservationBuilder::new(
             set,
             3,
-            BaselineMode::ConnectionMin,
+            BaselineKind::ConnectionMin,
             MetricsVersion::Delivered,
         );
         assert_eq!(b.observation(), &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
@@ -276,7 +276,7 @@ mod tests {
         let mut b = ObservationBuilder::new(
             reads,
             1,
-            BaselineMode::ConnectionMin,
+            BaselineKind::ConnectionMin,
             MetricsVersion::Delivered,
         );
         // 40 ms, then 80 ms for 6 s: the 40 ms sample leaves the window, the baseline keeps it.
@@ -305,7 +305,7 @@ mod tests {
         let plain = ObservationBuilder::new(
             FeatureSet::aurora(),
             1,
-            BaselineMode::ConnectionMin,
+            BaselineKind::ConnectionMin,
             MetricsVersion::Delivered,
         );
         let saved = serde_json::to_value(&plain).unwrap();

@@ -7,7 +7,7 @@
 //! lowest latency ([`LatencyBaseline`], [`PathEstimate`]), what the agent observes
 //! ([`ObservationConfig`], [`ObservationBuilder`]), MI sizing ([`MonitorIntervalConfig`]), the
 //! agent's MI clock ([`MiClock`]: warm-up, history, next MI length, when to decide), the
-//! rate-update rule ([`RateRule`]), the one decision loop every learned sender runs
+//! rate-update rule ([`ActionRule`]), the one decision loop every learned sender runs
 //! ([`SenderLoop`]: clock, rule, the agent's rate, probes' pacing, the mode), base-RTT probes between decisions ([`ProbeRtt`]), a startup that doubles the rate every round trip before the first decision ([`Startup`]), Copa's
 //! switch between a cooperative and a competitive policy ([`ModeSwitch`]) and the
 //! [`Objective`] type.
@@ -23,6 +23,7 @@
 //! This crate never depends on libtorch.
 
 pub mod ack_span;
+pub mod actor;
 pub mod app_limited;
 pub mod baseline;
 pub mod clock;
@@ -33,9 +34,8 @@ pub mod export;
 pub mod features;
 pub mod history;
 pub mod mi;
-pub mod mode;
+pub mod mode_switch;
 pub mod monotone_window;
-pub mod net;
 pub mod normalize;
 pub mod objective;
 pub mod packet_events;
@@ -49,8 +49,9 @@ pub mod spec;
 pub mod startup;
 
 pub use ack_span::{AckSpan, AckTimes};
+pub use actor::{Activation, OBJECTIVE_DIM};
 pub use app_limited::{app_limited_rate, AppLimit, APP_LIMITED_HEADROOM};
-pub use baseline::{BaselineMode, CapacityTrains, LatencyBaseline, PathEstimate};
+pub use baseline::{BaselineKind, CapacityTrains, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
 pub use controller::Controller;
 pub use error::{FileError, PolicyError, RateError};
@@ -64,8 +65,7 @@ pub use mi::{
     MetricsVersion, MiCounters, MonitorInterval, MonitorIntervalConfig, RttSummary, RttTally,
     BYTES_PER_PACKET, NO_BASELINE_LATENCY_S,
 };
-pub use mode::{Mode, ModeState, ModeSwitch};
-pub use net::{Activation, OBJECTIVE_DIM};
+pub use mode_switch::{Mode, ModeState, ModeSwitch};
 pub use normalize::{
     normalize_value, Normalization, Normalizer, DEFAULT_OBS_CLIP, DEFAULT_OBS_EPS,
 };
@@ -74,7 +74,7 @@ pub use packet_events::{ClosedMi, MiLedger, PolicyDriver, RateDriver};
 pub use probe::{ProbeRtt, ProbeState};
 pub use provenance::{RecipeRef, RuleObservation, SenderRule, UntrainedPart, RULE_PARTS};
 pub use queue::queue_free;
-pub use rate::{BinomialIncrease, RateRule};
+pub use rate::{ActionRule, BinomialIncrease};
 pub use sender_loop::{LoopSpec, SavedClock, SenderLoop};
 pub use spec::{
     ArchitectureSpec, LayerSpec, MonitorIntervalSpec, ObservationSpec, PolicySpec, Provenance,

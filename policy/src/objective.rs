@@ -2,7 +2,7 @@
 //! latency and loss, positive and summing to 1. One owner for its rules: validation, parsing
 //! from `a,b,c`, and equality within rounding.
 
-use crate::net::OBJECTIVE_DIM;
+use crate::actor::OBJECTIVE_DIM;
 
 /// Weights of (throughput, latency, loss).
 pub type Objective = [f64; OBJECTIVE_DIM];

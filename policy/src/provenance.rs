@@ -11,7 +11,7 @@
 //! it trained with, and nothing said so.
 
 use crate::baseline::CapacityTrains;
-use crate::rate::RateRule;
+use crate::rate::ActionRule;
 use serde::{Deserialize, Serialize};
 
 /// Where the policy came from.
@@ -48,7 +48,7 @@ pub struct Provenance {
 #[serde(deny_unknown_fields)]
 pub struct SenderRule {
     /// The rate rule with its probes, mode switch and startup.
-    pub action: RateRule,
+    pub action: ActionRule,
     /// What of the observation belongs to the rule.
     #[serde(default, skip_serializing_if = "RuleObservation::is_empty")]
     pub observation: RuleObservation,
@@ -83,7 +83,7 @@ pub const RULE_PARTS: [&str; 8] = [
 
 impl SenderRule {
     /// The rule of `action` with `capacity_trains`.
-    pub fn new(action: RateRule, capacity_trains: Option<CapacityTrains>) -> Self {
+    pub fn new(action: ActionRule, capacity_trains: Option<CapacityTrains>) -> Self {
         Self {
             action,
             observation: RuleObservation { capacity_trains },
@@ -260,7 +260,7 @@ mod tests {
     use crate::startup::Startup;
 
     fn rule() -> SenderRule {
-        SenderRule::new(RateRule::default(), None)
+        SenderRule::new(ActionRule::default(), None)
     }
 
     #[test]

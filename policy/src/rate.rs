@@ -3,7 +3,7 @@
 //! flows which read the same queue share narrows the ratio of their rates.
 
 use crate::error::{invalid, RateError};
-use crate::mode::ModeSwitch;
+use crate::mode_switch::ModeSwitch;
 use crate::probe::ProbeRtt;
 use crate::startup::Startup;
 use serde::{Deserialize, Serialize};
@@ -17,7 +17,7 @@ pub const MAX_RATE_PPS: f64 = 1e6;
 /// With [`BinomialIncrease`] an increase is `rate * d * (reference / rate)^k` instead.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RateRule {
+pub struct ActionRule {
     /// Scale applied to the action (Aurora: 0.025).
     #[serde(default = "default_delta_scale")]
     pub delta_scale: f64,
@@ -131,7 +131,7 @@ fn default_max_rate() -> f64 {
     1000.0
 }
 
-impl Default for RateRule {
+impl Default for ActionRule {
     fn default() -> Self {
         Self {
             delta_scale: default_delta_scale(),
@@ -145,7 +145,7 @@ impl Default for RateRule {
     }
 }
 
-impl RateRule {
+impl ActionRule {
     /// Checks the parameters; errors name the field.
     pub fn validate(&self) -> Result<(), RateError> {
         if !(self.delta_scale.is_finite() && self.delta_scale > 0.0) {
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn hand_computed_steps() {
-        let r = RateRule::default();
+        let r = ActionRule::default();
         assert_eq!(r.apply(100.0, 0.0), 100.0);
         assert!((r.apply(100.0, 4.0) - 110.0).abs() < 1e-12);
         assert!((r.apply(110.0, -4.0) - 100.0).abs() < 1e-12);
@@ -254,23 +254,23 @@ mod tests {
         assert_eq!(r.apply(100.0, f64::NEG_INFINITY), 40.0);
     }
 
-    fn binomial(k: f64, reference_pps: f64) -> RateRule {
-        RateRule {
+    fn binomial(k: f64, reference_pps: f64) -> ActionRule {
+        ActionRule {
             max_rate_pps: 5000.0,
             binomial_increase: Some(BinomialIncrease {
                 k,
                 reference_pps,
                 multiplicative_above_pps: None,
             }),
-            ..RateRule::default()
+            ..ActionRule::default()
         }
     }
 
     #[test]
     fn a_probe_paces_at_the_fraction_of_the_agent_rate_within_the_limits() {
-        let r = RateRule {
+        let r = ActionRule {
             probe_rtt: Some(ProbeRtt::every(10.0)),
-            ..RateRule::default()
+            ..ActionRule::default()
         };
         assert_eq!(r.pacing_rate(800.0, true), 200.0);
         assert_eq!(r.pacing_rate(800.0, false), 800.0);
@@ -278,8 +278,8 @@ mod tests {
         // fixed-rate action) is not raised by its probe.
         assert_eq!(r.pacing_rate(100.0, true), 40.0);
         assert_eq!(r.pacing_rate(30.0, true), 30.0);
-        assert_eq!(RateRule::default().pacing_rate(800.0, true), 800.0);
-        let bad = RateRule {
+        assert_eq!(ActionRule::default().pacing_rate(800.0, true), 800.0);
+        let bad = ActionRule {
             probe_rtt: Some(ProbeRtt {
                 rate_fraction: 1.5,
                 ..r.probe_rtt.expect("set above")
@@ -292,38 +292,38 @@ mod tests {
             Err("probe_rtt.rate_fraction")
         );
         let json = serde_json::to_string(&r).expect("serialize");
-        assert_eq!(serde_json::from_str::<RateRule>(&json).expect("parse"), r);
-        assert!(!serde_json::to_string(&RateRule::default())
+        assert_eq!(serde_json::from_str::<ActionRule>(&json).expect("parse"), r);
+        assert!(!serde_json::to_string(&ActionRule::default())
             .expect("serialize")
             .contains("probe_rtt"));
     }
 
     #[test]
     fn a_mode_switch_needs_probes_and_reads_back() {
-        let field = |r: RateRule| {
+        let field = |r: ActionRule| {
             r.validate()
                 .map_err(|RateError::Invalid { field, .. }| field)
         };
-        let switch = RateRule {
+        let switch = ActionRule {
             mode_switch: Some(crate::ModeSwitch::default()),
-            ..RateRule::default()
+            ..ActionRule::default()
         };
         assert_eq!(field(switch), Err("mode_switch"));
-        let probed = RateRule {
+        let probed = ActionRule {
             probe_rtt: Some(ProbeRtt::every(3.0)),
             ..switch
         };
         assert_eq!(field(probed), Ok(()));
         let json = serde_json::to_string(&probed).expect("serialize");
         assert_eq!(
-            serde_json::from_str::<RateRule>(&json).expect("parse"),
+            serde_json::from_str::<ActionRule>(&json).expect("parse"),
             probed
         );
-        let read: RateRule =
+        let read: ActionRule =
             serde_json::from_str(r#"{"probe_rtt": {"interval_s": 3}, "mode_switch": {}}"#)
                 .expect("parse");
         assert_eq!(read, probed);
-        assert!(!serde_json::to_string(&RateRule::default())
+        assert!(!serde_json::to_string(&ActionRule::default())
             .expect("serialize")
             .contains("mode_switch"));
     }
@@ -359,14 +359,14 @@ mod tests {
     fn above_the_bound_increases_are_multiplicative_by_hand() {
         // k = 0.5, reference 300, multiplicative above 1200: the factor there is
         // sqrt(300 / 1200) = 0.5, so action 4 (d = 0.1) adds 5% of any rate above 1200.
-        let r = RateRule {
+        let r = ActionRule {
             max_rate_pps: 100_000.0,
             binomial_increase: Some(BinomialIncrease {
                 k: 0.5,
                 reference_pps: 300.0,
                 multiplicative_above_pps: Some(1200.0),
             }),
-            ..RateRule::default()
+            ..ActionRule::default()
         };
         assert!((r.apply(4800.0, 4.0) - 5040.0).abs() < 1e-9);
         assert!((r.apply(60_000.0, 4.0) - 63_000.0).abs() < 1e-6);
@@ -382,23 +382,25 @@ mod tests {
         assert!((unbounded.apply(60_000.0, 4.0).min(5000.0) - expected.min(5000.0)).abs() < 1e-9);
         let json = serde_json::to_string(&r).expect("serialize");
         assert!(json.contains("\"multiplicative_above_pps\":1200"), "{json}");
-        assert_eq!(serde_json::from_str::<RateRule>(&json).expect("parse"), r);
+        assert_eq!(serde_json::from_str::<ActionRule>(&json).expect("parse"), r);
     }
 
     #[test]
     fn binomial_increase_reads_and_old_rules_write_as_before() {
-        let r: RateRule = serde_json::from_str(
+        let r: ActionRule = serde_json::from_str(
             r#"{"max_rate_pps": 5000, "binomial_increase": {"k": 0.5, "reference_pps": 400}}"#,
         )
         .unwrap();
         assert_eq!(r, binomial(0.5, 400.0));
-        let back: RateRule = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        let back: ActionRule = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back, r);
-        let plain = serde_json::to_string(&RateRule::default()).unwrap();
+        let plain = serde_json::to_string(&ActionRule::default()).unwrap();
         assert!(!plain.contains("binomial"), "{plain}");
         let unbounded = serde_json::to_string(&r).unwrap();
         assert!(!unbounded.contains("multiplicative_above"), "{unbounded}");
-        assert!(serde_json::from_str::<RateRule>(r#"{"binomial_increase": {"k": 0.5}}"#).is_err());
+        assert!(
+            serde_json::from_str::<ActionRule>(r#"{"binomial_increase": {"k": 0.5}}"#).is_err()
+        );
     }
 
     #[test]
@@ -432,18 +434,18 @@ mod tests {
 
     #[test]
     fn validation_names_fields() {
-        let bad = RateRule {
+        let bad = ActionRule {
             min_rate_pps: 0.0,
-            ..RateRule::default()
+            ..ActionRule::default()
         };
         assert!(bad
             .validate()
             .unwrap_err()
             .to_string()
             .starts_with("min_rate_pps"));
-        let bad = RateRule {
+        let bad = ActionRule {
             max_rate_pps: 10.0,
-            ..RateRule::default()
+            ..ActionRule::default()
         };
         assert!(bad
             .validate()
@@ -455,7 +457,7 @@ mod tests {
     proptest! {
         #[test]
         fn rate_stays_in_limits(rate in 1.0f64..5000.0, a in -1e6f64..1e6) {
-            let r = RateRule::default();
+            let r = ActionRule::default();
             let next = r.apply(rate, a);
             prop_assert!((40.0..=1000.0).contains(&next));
         }
@@ -473,10 +475,10 @@ mod tests {
             let a = if up { size } else { -size };
             let fast = slow * factor;
             let before = fast / slow;
-            let aurora = RateRule { max_rate_pps: 1e6, ..RateRule::default() };
+            let aurora = ActionRule { max_rate_pps: 1e6, ..ActionRule::default() };
             let after = aurora.apply(fast, a) / aurora.apply(slow, a);
             prop_assert!((after - before).abs() < 1e-9 * before);
-            let rule = RateRule { max_rate_pps: 1e6, ..binomial(k, 300.0) };
+            let rule = ActionRule { max_rate_pps: 1e6, ..binomial(k, 300.0) };
             let after = rule.apply(fast, a) / rule.apply(slow, a);
             if up {
                 prop_assert!(after < before && after >= 1.0, "{before} -> {after}");
@@ -494,7 +496,7 @@ mod tests {
             size in 0.0f64..1.0,
             above in 300.0f64..10_000.0,
         ) {
-            let mut rule = RateRule { max_rate_pps: 1e6, ..binomial(0.5, 300.0) };
+            let mut rule = ActionRule { max_rate_pps: 1e6, ..binomial(0.5, 300.0) };
             if let Some(b) = rule.binomial_increase.as_mut() {
                 b.multiplicative_above_pps = Some(above);
             }
@@ -508,7 +510,7 @@ mod tests {
 
         #[test]
         fn opposite_actions_cancel(rate in 50.0f64..900.0, a in 0.0f64..1.0) {
-            let r = RateRule::default();
+            let r = ActionRule::default();
             let up = rate * (1.0 + a * r.delta_scale);
             prop_assume!(up <= 1000.0);
             let back = r.apply(r.apply(rate, a), -a);

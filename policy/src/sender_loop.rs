@@ -11,9 +11,8 @@
 //! action, any actor, the trainer's sampled action), the arithmetic does not.
 
 use crate::{
-    MetricsVersion, MiClock, Mode, ModeState, MonitorInterval, MonitorIntervalConfig,
-    ObservationBuilder, ObservationConfig, PolicySpec, ProbeState, RateRule, StartupState,
-    StartupStep,
+    ActionRule, MetricsVersion, MiClock, Mode, ModeState, MonitorInterval, MonitorIntervalConfig,
+    ObservationBuilder, ObservationConfig, PolicySpec, ProbeState, StartupState, StartupStep,
 };
 
 /// What a learned sender's loop is made of: the observation, metric version, MI sizing and
@@ -31,7 +30,7 @@ pub struct LoopSpec<'a> {
     /// MIs at the start rate before the first decision.
     pub warmup_mis: u32,
     /// The rate rule; its `probe_rtt` and `mode_switch` drive the clock's probes and mode.
-    pub rule: RateRule,
+    pub rule: ActionRule,
 }
 
 /// What a snapshot keeps of a sender's MI clock.
@@ -54,9 +53,9 @@ pub struct SavedClock {
 impl LoopSpec<'_> {
     /// The same spec for a sender that sets its own rate (an observed classic or constant
     /// sender in the gym): no base-RTT probes and no mode switch.
-    pub fn without_probes(self) -> Self {
+    pub fn self_paced(self) -> Self {
         Self {
-            rule: RateRule {
+            rule: ActionRule {
                 probe_rtt: None,
                 mode_switch: None,
                 startup: None,
@@ -108,7 +107,7 @@ impl PolicySpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SenderLoop {
     clock: MiClock,
-    rule: RateRule,
+    rule: ActionRule,
     /// The rate the agent chose (the pacing rate outside probes; the startup's while it runs),
     /// packets/s.
     rate_pps: f64,
@@ -347,7 +346,7 @@ impl SenderLoop {
     }
 
     /// The rate rule.
-    pub fn rule(&self) -> &RateRule {
+    pub fn rule(&self) -> &ActionRule {
         &self.rule
     }
 }
@@ -355,7 +354,7 @@ impl SenderLoop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BaselineMode, ModeSwitch, ProbeRtt, RttSummary, BYTES_PER_PACKET};
+    use crate::{BaselineKind, ModeSwitch, ProbeRtt, RttSummary, BYTES_PER_PACKET};
 
     /// 0.1 s MIs: a queue that builds for 20 MIs and drains, over and over, with losses now
     /// and then; independent of the rates chosen (only the arithmetic is compared).
@@ -400,13 +399,13 @@ mod tests {
     #[test]
     fn the_loop_is_the_loop_it_replaced() {
         let observation = ObservationConfig {
-            latency_baseline: BaselineMode::DrainAware {
+            latency_baseline: BaselineKind::DrainAware {
                 seconds: 5.0,
                 drain_fraction: 0.5,
             },
             ..ObservationConfig::default()
         };
-        let rule = RateRule {
+        let rule = ActionRule {
             probe_rtt: Some(ProbeRtt {
                 mis: 3,
                 quiet_latency_ratio: Some(1.1),
@@ -416,7 +415,7 @@ mod tests {
                 probe_after_s: Some(1.0),
                 ..ModeSwitch::default()
             }),
-            ..RateRule::default()
+            ..ActionRule::default()
         };
         let sizing = MonitorIntervalConfig {
             min_packets: 10.0,
@@ -489,10 +488,10 @@ mod tests {
     #[test]
     fn a_warm_up_that_sees_a_queue_skips_the_startup() {
         let observation = ObservationConfig::default();
-        let rule = RateRule {
+        let rule = ActionRule {
             max_rate_pps: 1e5,
             startup: Some(crate::Startup::default()),
-            ..RateRule::default()
+            ..ActionRule::default()
         };
         let spec = LoopSpec {
             observation: &observation,
@@ -528,11 +527,11 @@ mod tests {
             competitive_max_loss: Some(0.15),
             ..ModeSwitch::default()
         };
-        let rule = RateRule {
+        let rule = ActionRule {
             max_rate_pps: 1e5,
             probe_rtt: Some(ProbeRtt::every(3.0)),
             mode_switch: Some(switch),
-            ..RateRule::default()
+            ..ActionRule::default()
         };
         let spec = LoopSpec {
             observation: &observation,

@@ -4,15 +4,15 @@
 //! the weights' checksum; parsing it strictly and checking every value, with errors that name
 //! the field.
 
+use crate::actor::{Activation, OBJECTIVE_DIM};
 use crate::error::PolicyError;
 use crate::history::ObservationConfig;
 use crate::mi::MetricsVersion;
 use crate::mi::MonitorIntervalConfig;
-use crate::net::{Activation, OBJECTIVE_DIM};
 use crate::normalize::Normalization;
 pub use crate::provenance::Provenance;
 use crate::provenance::SenderRule;
-use crate::rate::RateRule;
+use crate::rate::ActionRule;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -157,7 +157,7 @@ pub struct PolicySpec {
     /// How observations are built.
     pub observation: ObservationSpec,
     /// The rate-update rule and limits.
-    pub action: RateRule,
+    pub action: ActionRule,
     /// MI sizing.
     pub monitor_interval: MonitorIntervalSpec,
     /// Objective used when the application gives none (throughput, latency, loss).

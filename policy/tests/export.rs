@@ -242,7 +242,7 @@ fn mi(k: usize, rtt: f64) -> MonitorInterval {
 fn controller_follows_the_gym_episode_sequence() {
     let (dir, _) = write("controller", true);
     let policy = std::sync::Arc::new(Policy::load(&dir).unwrap());
-    let rule = policy.rate_rule();
+    let rule = policy.action_rule();
     let w = [0.6, 0.3, 0.1];
     let mut c = Controller::new(policy.clone(), w).unwrap();
     assert_eq!(c.reset(200.0), 200.0, "warm-up MIs run at the start rate");
@@ -294,7 +294,7 @@ fn without_warmup_the_first_decision_comes_at_reset() {
     let builder = policy.observation_builder();
     let mut ws = policy.workspace();
     let a0 = policy.mean_action(builder.observation(), &[1.0 / 3.0; 3], &mut ws);
-    let rule = policy.rate_rule();
+    let rule = policy.action_rule();
     let mut c = Controller::new(policy, [1.0 / 3.0; 3]).unwrap();
     assert_eq!(c.reset(300.0), rule.apply(300.0, f64::from(a0)));
     let _ = std::fs::remove_dir_all(dir);
@@ -318,7 +318,7 @@ fn binomial_increase_round_trips_and_drives_the_controller() {
     let dir = temp_dir("binomial");
     mocc_outputs::write_export(&dir, spec.clone(), &tensors).unwrap();
     let policy = Policy::load(&dir).unwrap();
-    let rule = policy.rate_rule();
+    let rule = policy.action_rule();
     assert_eq!(rule, spec.action);
     let builder = policy.observation_builder();
     let mut ws = policy.workspace();

@@ -8,7 +8,7 @@ mod support {
 use support::counting_alloc::allocations_during;
 
 use mocc_policy::{
-    BaselineMode, Controller, MonitorInterval, Policy, RttSummary, BYTES_PER_PACKET,
+    BaselineKind, Controller, MonitorInterval, Policy, RttSummary, BYTES_PER_PACKET,
 };
 use std::path::Path;
 
@@ -34,14 +34,14 @@ fn intervals() -> Vec<MonitorInterval> {
 }
 
 /// A controller over a random policy with the given latency baseline.
-fn controller(preference: bool, baseline: BaselineMode) -> Controller {
+fn controller(preference: bool, baseline: BaselineKind) -> Controller {
     controller_reading(preference, baseline, None)
 }
 
 /// [`controller`], reading `features` in place of the random policy's (as many).
 fn controller_reading(
     preference: bool,
-    baseline: BaselineMode,
+    baseline: BaselineKind,
     features: Option<&[&str]>,
 ) -> Controller {
     let (mut spec, tensors) = common::random_policy(preference, 9);
@@ -75,7 +75,7 @@ fn connection_allocations(c: &mut Controller, mis: &[MonitorInterval]) -> u64 {
 #[test]
 fn decisions_do_not_allocate() {
     for preference in [false, true] {
-        let mut c = controller(preference, BaselineMode::ConnectionMin);
+        let mut c = controller(preference, BaselineKind::ConnectionMin);
         let n = connection_allocations(&mut c, &intervals());
         assert_eq!(n, 0, "preference {preference}: {n} allocations");
     }
@@ -129,8 +129,8 @@ fn second_connection_allocations(
 #[test]
 fn windowed_baselines_allocate_nothing_once_a_reset_kept_their_capacity() {
     let windowed = [
-        BaselineMode::WindowedMin { seconds: 0.5 },
-        BaselineMode::DrainAware {
+        BaselineKind::WindowedMin { seconds: 0.5 },
+        BaselineKind::DrainAware {
             seconds: 0.5,
             drain_fraction: 0.5,
         },
@@ -173,7 +173,7 @@ fn the_recent_minimum_allocates_nothing_once_a_reset_kept_its_capacity() {
         "latency ratio",
         "recent min ratio",
     ];
-    let c = controller_reading(false, BaselineMode::ConnectionMin, Some(&features));
+    let c = controller_reading(false, BaselineKind::ConnectionMin, Some(&features));
     let (n, c) = second_connection_allocations(c, rising_rtt);
     assert_eq!(n, 0, "{n} allocations");
     // After 6 s the recent minimum is the RTT of 5 s before the last MI, above the 60 ms

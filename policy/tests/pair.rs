@@ -45,7 +45,7 @@ fn a_pair_round_trips_and_each_mode_runs_its_own_network() {
     let out = root.join("pair");
     let pair = mocc_outputs::write_pair(&out, &coop, &comp, ModeSwitch::default(), "mocc pair")
         .expect("pairs");
-    assert_eq!(pair.rate_rule().mode_switch, Some(ModeSwitch::default()));
+    assert_eq!(pair.action_rule().mode_switch, Some(ModeSwitch::default()));
     assert!(out.join("competitive/policy.json").is_file());
     let loaded = Policy::load(&out).expect("loads back");
     assert!(loaded.competitive().is_some());
@@ -222,7 +222,7 @@ fn pairs_that_do_not_share_a_clock_rule_or_folder_are_refused() {
     assert!(e.contains("cannot be half of another pair"), "{e}");
     // A paired description cannot be built without its folder.
     let (mut spec, tensors) = random_policy(true, 3);
-    spec.action = pair.rate_rule();
+    spec.action = pair.action_rule();
     let e = err_text(Policy::from_parts(
         spec,
         &tensors,

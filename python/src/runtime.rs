@@ -66,10 +66,10 @@ impl Policy {
         self.inner.competitive().is_some()
     }
 
-    /// The rate rule's `(delta_scale, min_rate_pps, max_rate_pps)`.
+    /// The action rule's rate step and limits: `(delta_scale, min_rate_pps, max_rate_pps)`.
     #[getter]
     fn rate_rule(&self) -> (f64, f64, f64) {
-        let r = self.inner.rate_rule();
+        let r = self.inner.action_rule();
         (r.delta_scale, r.min_rate_pps, r.max_rate_pps)
     }
 

@@ -141,7 +141,7 @@ impl VecEnv {
     /// The action rule's scale: an action `a` changes the rate by `delta_scale * a`.
     #[getter]
     fn delta_scale(&self) -> f64 {
-        self.scenario.rate_rule().delta_scale
+        self.scenario.action_rule().delta_scale
     }
 
     /// The largest action that still changes anything: one that takes the rate from the rule's
@@ -149,7 +149,7 @@ impl VecEnv {
     /// act as it does (the rule clamps the rate).
     #[getter]
     fn action_bound(&self) -> f64 {
-        let rule = self.scenario.rate_rule();
+        let rule = self.scenario.action_rule();
         (rule.max_rate_pps / rule.min_rate_pps - 1.0) / rule.delta_scale
     }
 

@@ -8,7 +8,7 @@ use super::sender::{default_senders, ControllerConfig, SenderConfig, StartRate};
 use crate::error::ScenarioError;
 use crate::limits::{MAX_DELAY_S, MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS};
 use crate::reward::RewardKind;
-use mocc_policy::{LoopSpec, MetricsVersion, MonitorIntervalConfig, ObservationConfig, RateRule};
+use mocc_policy::{ActionRule, LoopSpec, MetricsVersion, MonitorIntervalConfig, ObservationConfig};
 use serde::{Deserialize, Serialize};
 
 /// A whole environment.
@@ -45,7 +45,7 @@ pub struct ScenarioConfig {
     pub metrics: MetricsVersion,
     /// The action rule and rate limits.
     #[serde(default)]
-    pub action: RateRule,
+    pub action: ActionRule,
     /// Objective weights (throughput, latency, loss) of the `mocc` reward until the trainer sets
     /// its own; positive, summing to 1.
     #[serde(default = "default_objective")]
@@ -87,7 +87,7 @@ impl Default for ScenarioConfig {
             observation: ObservationConfig::default(),
             reward: RewardKind::default(),
             metrics: MetricsVersion::default(),
-            action: RateRule::default(),
+            action: ActionRule::default(),
             objective: default_objective(),
             mi_jitter: zero_range(),
             reward_terms: crate::reward::RewardTerms::default(),
@@ -191,7 +191,7 @@ impl ScenarioConfig {
         if self.acts(sender) {
             self.loop_spec()
         } else {
-            self.loop_spec().without_probes()
+            self.loop_spec().self_paced()
         }
     }
 

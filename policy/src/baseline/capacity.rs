@@ -75,7 +75,7 @@ impl CapacityTrains {
                 format!("must lie in (0, 1] (got {})", self.ratio_exponent),
             ));
         }
-        super::mode::positive_window(self.window_s, "capacity_trains.window_s")
+        super::kind::positive_window(self.window_s, "capacity_trains.window_s")
     }
 }
 

@@ -8,7 +8,7 @@
 
 mod capacity;
 mod drain;
-mod mode;
+mod kind;
 #[cfg(test)]
 mod tests;
 mod tracker;
@@ -19,5 +19,5 @@ pub use capacity::{
 pub use drain::{
     is_drained, DrainReference, DRAINED_MAX_LOSS, FLAT_RTT_FLOOR_S, FLAT_RTT_FRACTION,
 };
-pub use mode::{BaselineMode, MAX_DRAIN_FRACTION, MAX_WINDOW_S};
+pub use kind::{BaselineKind, MAX_DRAIN_FRACTION, MAX_WINDOW_S};
 pub use tracker::{LatencyBaseline, PathEstimate, RECENT_LATENCY_WINDOW_S};

@@ -1,6 +1,6 @@
 //! Unit tests of [`LatencyBaseline`](super::LatencyBaseline) in each mode.
 
-use super::{BaselineMode, CapacityTrains, LatencyBaseline};
+use super::{BaselineKind, CapacityTrains, LatencyBaseline};
 use crate::mi::MetricsVersion;
 use crate::mi::NO_BASELINE_LATENCY_S;
 use crate::mi::{test_interval as mi, MonitorInterval, BYTES_PER_PACKET};
@@ -10,10 +10,10 @@ const D: MetricsVersion = MetricsVersion::Delivered;
 
 #[test]
 fn connection_min_ignores_empty_intervals() {
-    let mut b = LatencyBaseline::new(BaselineMode::ConnectionMin, D);
+    let mut b = LatencyBaseline::new(BaselineKind::ConnectionMin, D);
     assert_eq!(b.current(), NO_BASELINE_LATENCY_S);
     assert_eq!(
-        LatencyBaseline::new(BaselineMode::ConnectionMin, A).current(),
+        LatencyBaseline::new(BaselineKind::ConnectionMin, A).current(),
         0.0
     );
     assert_eq!(b.observe(&mi(0.0, 1.0, 1.0, 1.0, &[0.3])).baseline_s, 0.3);
@@ -24,7 +24,7 @@ fn connection_min_ignores_empty_intervals() {
 
 #[test]
 fn windowed_min_forgets_old_minimum() {
-    let mut b = LatencyBaseline::new(BaselineMode::WindowedMin { seconds: 2.0 }, A);
+    let mut b = LatencyBaseline::new(BaselineKind::WindowedMin { seconds: 2.0 }, A);
     assert_eq!(b.observe(&mi(0.0, 1.0, 1.0, 1.0, &[0.1])).baseline_s, 0.1);
     assert_eq!(b.observe(&mi(1.0, 2.0, 1.0, 1.0, &[0.4])).baseline_s, 0.1);
     // At t = 3.5 the sample from t = 1 is older than 2 s.
@@ -38,9 +38,9 @@ fn windowed_min_forgets_old_minimum() {
 #[test]
 fn a_restart_waits_for_an_mi_with_rtt_samples() {
     let modes = [
-        BaselineMode::ConnectionMin,
-        BaselineMode::WindowedMin { seconds: 10.0 },
-        BaselineMode::DrainAware {
+        BaselineKind::ConnectionMin,
+        BaselineKind::WindowedMin { seconds: 10.0 },
+        BaselineKind::DrainAware {
             seconds: 10.0,
             drain_fraction: 0.5,
         },
@@ -105,7 +105,7 @@ fn the_recent_minimum_spans_the_last_five_seconds_whatever_the_baseline_does() {
     let e = b.observe(&mi(1.0, 2.0, 100.0, 100.0, &[0.05]));
     assert_eq!(e.lowest_latency_s, 0.05);
     // In connection_min mode too.
-    let mut c = LatencyBaseline::new(BaselineMode::ConnectionMin, D).tracking_recent();
+    let mut c = LatencyBaseline::new(BaselineKind::ConnectionMin, D).tracking_recent();
     c.observe(&mi(0.0, 1.0, 10.0, 10.0, &[0.04]));
     let e = c.observe(&mi(1.0, 6.5, 10.0, 10.0, &[0.08]));
     assert_eq!((e.baseline_s, e.recent_min_latency_s), (0.04, 0.08));
@@ -113,7 +113,7 @@ fn the_recent_minimum_spans_the_last_five_seconds_whatever_the_baseline_does() {
 
 fn drain_aware(seconds: f64) -> LatencyBaseline {
     LatencyBaseline::new(
-        BaselineMode::DrainAware {
+        BaselineKind::DrainAware {
             seconds,
             drain_fraction: 0.5,
         },
@@ -251,10 +251,10 @@ fn every_mode_keeps_the_peak_delivery_of_its_window() {
         mi(2.0, 3.0, 20.0, 20.0, &[0.04; 4]),
     ];
     let modes = [
-        (BaselineMode::ConnectionMin, 100.0),
-        (BaselineMode::WindowedMin { seconds: 1.5 }, 30.0),
+        (BaselineKind::ConnectionMin, 100.0),
+        (BaselineKind::WindowedMin { seconds: 1.5 }, 30.0),
         (
-            BaselineMode::DrainAware {
+            BaselineKind::DrainAware {
                 seconds: 10.0,
                 drain_fraction: 0.5,
             },
@@ -280,7 +280,7 @@ fn the_ratio_exponent_counts_once_the_trains_measured_a_rate() {
         window_s: 2.0,
         ratio_exponent: 0.5,
     };
-    let mut b = LatencyBaseline::new(BaselineMode::ConnectionMin, A).with_capacity(Some(trains));
+    let mut b = LatencyBaseline::new(BaselineKind::ConnectionMin, A).with_capacity(Some(trains));
     // No train yet (or a transport that sends none): the flow's own peak, read as measured.
     let e = b.observe(&mi(0.0, 1.0, 100.0, 100.0, &[0.04; 4]));
     assert_eq!((e.peak_delivery_pps, e.peak_ratio_exponent), (100.0, 1.0));
@@ -292,13 +292,13 @@ fn the_ratio_exponent_counts_once_the_trains_measured_a_rate() {
     let e = b.observe(&with_train);
     assert_eq!((e.peak_delivery_pps, e.peak_ratio_exponent), (950.0, 0.5));
     // Without trains in the observation the exponent is 1 whatever happens.
-    let mut plain = LatencyBaseline::new(BaselineMode::ConnectionMin, A);
+    let mut plain = LatencyBaseline::new(BaselineKind::ConnectionMin, A);
     assert_eq!(plain.observe(&with_train).peak_ratio_exponent, 1.0);
 }
 
 #[test]
 fn a_baseline_saved_before_the_drain_aware_fields_still_loads() {
-    let mut b = LatencyBaseline::new(BaselineMode::WindowedMin { seconds: 2.0 }, A);
+    let mut b = LatencyBaseline::new(BaselineKind::WindowedMin { seconds: 2.0 }, A);
     b.observe(&mi(0.0, 1.0, 10.0, 10.0, &[0.1]));
     let mut json = serde_json::to_value(&b).unwrap();
     let fields = json.as_object_mut().unwrap();

@@ -3,7 +3,7 @@
 
 use super::capacity::{CapacityTrains, CapacityWindow};
 use super::drain::{is_drained, DrainReference};
-use super::mode::BaselineMode;
+use super::kind::BaselineKind;
 use crate::mi::MetricsVersion;
 use crate::mi::MonitorInterval;
 use crate::monotone_window::{MaxWindow, MinWindow};
@@ -46,7 +46,7 @@ pub const RECENT_LATENCY_WINDOW_S: f64 = 5.0;
 /// connection (a restart clears only the baseline's latencies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyBaseline {
-    mode: BaselineMode,
+    mode: BaselineKind,
     version: MetricsVersion,
     conn_min: Option<f64>,
     /// (MI end, MI mean latency) of the windowed modes.
@@ -83,7 +83,7 @@ pub struct LatencyBaseline {
 
 impl LatencyBaseline {
     /// A fresh connection.
-    pub fn new(mode: BaselineMode, version: MetricsVersion) -> Self {
+    pub fn new(mode: BaselineKind, version: MetricsVersion) -> Self {
         Self {
             mode,
             version,
@@ -155,8 +155,8 @@ impl LatencyBaseline {
     pub fn current(&self) -> f64 {
         let empty = self.version.empty_baseline_s();
         match self.mode {
-            BaselineMode::ConnectionMin => self.conn_min.unwrap_or(empty),
-            BaselineMode::WindowedMin { .. } | BaselineMode::DrainAware { .. } => {
+            BaselineKind::ConnectionMin => self.conn_min.unwrap_or(empty),
+            BaselineKind::WindowedMin { .. } | BaselineKind::DrainAware { .. } => {
                 self.window.extreme().unwrap_or(empty)
             }
         }
@@ -196,18 +196,18 @@ impl LatencyBaseline {
             c.push(mi);
         }
         match self.mode {
-            BaselineMode::ConnectionMin => {
+            BaselineKind::ConnectionMin => {
                 self.conn_peak_pps = self.conn_peak_pps.max(mi.throughput_pps());
                 let latency = mi.avg_latency_s();
                 if latency > 0.0 && self.conn_min.is_none_or(|m| latency < m) {
                     self.conn_min = Some(latency);
                 }
             }
-            BaselineMode::WindowedMin { seconds } => {
+            BaselineKind::WindowedMin { seconds } => {
                 self.push_delivery(mi, seconds);
                 self.push_latency(mi, seconds);
             }
-            BaselineMode::DrainAware {
+            BaselineKind::DrainAware {
                 seconds,
                 drain_fraction,
             } => {
@@ -251,7 +251,7 @@ impl LatencyBaseline {
     /// at least the trains' share of the bottleneck's rate when kept; 0 before any delivery.
     pub fn peak_delivery_pps(&self) -> f64 {
         let own = match self.mode {
-            BaselineMode::ConnectionMin => self.conn_peak_pps,
+            BaselineKind::ConnectionMin => self.conn_peak_pps,
             _ => self.deliveries.extreme().unwrap_or(0.0),
         };
         own.max(

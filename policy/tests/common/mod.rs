@@ -2,9 +2,9 @@
 #![allow(dead_code)]
 
 use mocc_policy::{
-    Activation, ArchitectureSpec, BaselineMode, FeatureSet, LayerSpec, MetricsVersion,
+    ActionRule, Activation, ArchitectureSpec, BaselineKind, FeatureSet, LayerSpec, MetricsVersion,
     MonitorIntervalConfig, MonitorIntervalSpec, Normalization, ObservationConfig, ObservationSpec,
-    PolicySpec, Provenance, RateRule, WeightsSpec, POLICY_FORMAT_VERSION,
+    PolicySpec, Provenance, WeightsSpec, POLICY_FORMAT_VERSION,
 };
 
 pub type Tensors = mocc_policy::NamedTensors;
@@ -83,13 +83,13 @@ pub fn random_policy(preference: bool, seed: u64) -> (PolicySpec, Tensors) {
             config: ObservationConfig {
                 features: FeatureSet::from_names(&features).expect("known features"),
                 history_len,
-                latency_baseline: BaselineMode::ConnectionMin,
+                latency_baseline: BaselineKind::ConnectionMin,
                 capacity_trains: None,
             },
             metrics: MetricsVersion::Aurora,
             normalization,
         },
-        action: RateRule::default(),
+        action: ActionRule::default(),
         monitor_interval: MonitorIntervalSpec {
             sizing: MonitorIntervalConfig {
                 initial_delay_factor: 3.0,

@@ -266,7 +266,7 @@ fn check_rule_plan(
                 merged
             } else {
                 SenderRule {
-                    action: mocc_policy::RateRule {
+                    action: mocc_policy::ActionRule {
                         mode_switch: None,
                         ..merged.action
                     },

@@ -1,4 +1,4 @@
-//! [`BaselineMode`]: how the latency baseline is formed from MI latencies, and the limits
+//! [`BaselineKind`]: how the latency baseline is formed from MI latencies, and the limits
 //! its parameters are checked against.
 
 use serde::{Deserialize, Serialize};
@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// How the latency-ratio baseline is formed from MI mean latencies.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum BaselineMode {
+pub enum BaselineKind {
     /// Aurora: the minimum MI mean latency over the whole connection.
     #[default]
     ConnectionMin,
@@ -40,15 +40,15 @@ fn default_drain_fraction() -> f64 {
 /// window at every MI, and latency ratio would never see the queue.
 pub const MAX_DRAIN_FRACTION: f64 = 0.9;
 
-impl BaselineMode {
+impl BaselineKind {
     /// Checks the mode's parameters; the error is (field under `latency_baseline`, message).
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         match *self {
-            BaselineMode::ConnectionMin => Ok(()),
-            BaselineMode::WindowedMin { seconds } => {
+            BaselineKind::ConnectionMin => Ok(()),
+            BaselineKind::WindowedMin { seconds } => {
                 positive_window(seconds, "latency_baseline.windowed_min.seconds")
             }
-            BaselineMode::DrainAware {
+            BaselineKind::DrainAware {
                 seconds,
                 drain_fraction,
             } => {
@@ -89,21 +89,21 @@ mod tests {
 
     #[test]
     fn drain_aware_reads_with_its_default_fraction_and_checks_it() {
-        let m: BaselineMode = serde_json::from_str(r#"{"drain_aware": {"seconds": 5}}"#).unwrap();
+        let m: BaselineKind = serde_json::from_str(r#"{"drain_aware": {"seconds": 5}}"#).unwrap();
         assert_eq!(
             m,
-            BaselineMode::DrainAware {
+            BaselineKind::DrainAware {
                 seconds: 5.0,
                 drain_fraction: 0.5
             }
         );
-        let bad = BaselineMode::DrainAware {
+        let bad = BaselineKind::DrainAware {
             seconds: 5.0,
             drain_fraction: 1.5,
         };
         let (field, _) = bad.validate().unwrap_err();
         assert_eq!(field, "latency_baseline.drain_aware.drain_fraction");
-        let (field, _) = BaselineMode::WindowedMin { seconds: 0.0 }
+        let (field, _) = BaselineKind::WindowedMin { seconds: 0.0 }
             .validate()
             .unwrap_err();
         assert_eq!(field, "latency_baseline.windowed_min.seconds");
