@@ -18,6 +18,7 @@ fn network_scenario(
     let mut cfg = policy.scenario().clone();
     cfg.link = fixed.link;
     cfg.senders = fixed.senders;
+    cfg.flow_count = None;
     cfg.episode_mis = steps;
     if let Some(s) = cfg.senders.first_mut() {
         s.start_rate = mocc_gym::StartRate::BandwidthFactor(Range::uniform(0.3, 1.5));

@@ -60,6 +60,7 @@ fn policy_on_config(
     let mut cfg = policy.scenario().clone();
     cfg.link = source.link.clone();
     cfg.senders = source.senders.clone();
+    cfg.flow_count = source.flow_count;
     cfg.mi_jitter = source.mi_jitter;
     cfg.episode_mis = u32::MAX;
     if let Some(b) = policy.baseline() {

@@ -50,7 +50,8 @@ impl Scenario {
     /// config keeps the resolved path, so a scenario rebuilt from [`Self::config`] (by a
     /// command that swaps its senders or observation) reads the same trace from any working
     /// directory.
-    pub fn new(mut config: ScenarioConfig, base_dir: Option<&Path>) -> Result<Self, ScenarioError> {
+    pub fn new(config: ScenarioConfig, base_dir: Option<&Path>) -> Result<Self, ScenarioError> {
+        let mut config = config.expanded()?;
         config.validate()?;
         let trace = match &config.link.trace {
             Some(p) => {
@@ -215,11 +216,24 @@ impl Scenario {
             return None;
         }
         let start = sample(&sender.start_time_s, rng);
-        let stop = sender
-            .stop_time_s
-            .as_ref()
-            .map_or(f64::INFINITY, |r| sample(r, rng));
+        let stop = match (&sender.stop_time_s, &sender.duration_s) {
+            (Some(r), _) => sample(r, rng),
+            (None, Some(d)) => start + sample(d, rng),
+            (None, None) => f64::INFINITY,
+        };
         Some((start, stop))
+    }
+
+    /// Draws how many learned flows take part in an episode (`flow_count`; None without).
+    pub fn draw_flow_count<R: Rng>(&self, rng: &mut R) -> Option<usize> {
+        self.config.flow_count.map(|c| {
+            let (lo, hi) = (c.count.min as usize, c.count.max as usize);
+            if lo == hi {
+                lo
+            } else {
+                rng.random_range(lo..=hi)
+            }
+        })
     }
 
     /// The capacity start-rate factors refer to: the trace's mean rate, else the bandwidth.

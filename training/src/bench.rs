@@ -113,6 +113,7 @@ pub fn record_policy_mis(
     let fixed = mocc_gym::ScenarioConfig::fixed_link(500.0, 0.03, 50.0, 0.0);
     cfg.link = fixed.link;
     cfg.senders = fixed.senders;
+    cfg.flow_count = None;
     cfg.episode_mis = steps.max(1);
     let scenario = Arc::new(Scenario::new(cfg, None)?);
     let mut env = mocc_gym::Env::new(scenario, seed, 0);

@@ -6,12 +6,14 @@
 //! (PCC-RL `network_sim.py`); `configs/aurora-env.yaml` spells them out.
 
 mod checks;
+mod flows;
 mod link;
 mod range;
 mod scenario_config;
 mod sender;
 
 pub use checks::validate_objective;
+pub use flows::{CountRange, FlowCount, LearnedFlowsConfig, MAX_LEARNED_FLOWS};
 pub use link::{LinkConfig, OutageConfig, PathChangesConfig, ScheduleEntry};
 pub use mocc_policy::{MonitorIntervalConfig, ObservationConfig};
 pub use range::{AuroraExpRange, QueueRange, Range, UniformRange};

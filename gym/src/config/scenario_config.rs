@@ -2,6 +2,7 @@
 //! action, reward, objective; its validation and the sender loop its agents run.
 
 use super::checks::{positive, probability, validate_objective};
+use super::flows::{FlowCount, LearnedFlowsConfig};
 use super::link::LinkConfig;
 use super::range::{is_zero_range, zero_range, QueueRange, Range};
 use super::sender::{default_senders, ControllerConfig, SenderConfig, StartRate};
@@ -23,6 +24,15 @@ pub struct ScenarioConfig {
     /// one).
     #[serde(default = "default_senders")]
     pub senders: Vec<SenderConfig>,
+    /// Learned flows drawn per episode (1 to 64 of them, arriving and leaving), before the
+    /// listed senders, which then list only the others (classic, constant, on-off). A scenario
+    /// expands it into its senders and `flow_count` when validated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned_flows: Option<LearnedFlowsConfig>,
+    /// How many of the first senders (all learned) take part in an episode, drawn per
+    /// episode: what `learned_flows` expands into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_count: Option<FlowCount>,
     /// MI sizing.
     #[serde(default)]
     pub monitor_interval: MonitorIntervalConfig,
@@ -81,6 +91,8 @@ impl Default for ScenarioConfig {
         Self {
             link: LinkConfig::default(),
             senders: default_senders(),
+            learned_flows: None,
+            flow_count: None,
             monitor_interval: MonitorIntervalConfig::default(),
             warmup_mis: default_warmup(),
             episode_mis: default_episode_mis(),
@@ -97,9 +109,51 @@ impl Default for ScenarioConfig {
 }
 
 impl ScenarioConfig {
+    /// The config with `learned_flows` expanded into its senders and `flow_count` (unchanged
+    /// without it): the learned flows first, then the listed senders, which may not be learned
+    /// (the default lone agent, when `senders` is not written, gives way to the flows).
+    pub fn expanded(mut self) -> Result<Self, ScenarioError> {
+        let Some(flows) = self.learned_flows.take() else {
+            return Ok(self);
+        };
+        flows.validate()?;
+        if self.flow_count.is_some() {
+            return Err(ScenarioError::invalid(
+                "flow_count",
+                "give learned_flows or flow_count, not both",
+            ));
+        }
+        let listed = if self.senders == default_senders() {
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.senders)
+        };
+        if let Some(i) = listed
+            .iter()
+            .position(|s| s.controller == ControllerConfig::Agent)
+        {
+            return Err(ScenarioError::invalid(
+                format!("senders[{i}].controller"),
+                "with learned_flows, senders lists only the other senders (classic, constant, \
+                 on-off)",
+            ));
+        }
+        let (mut senders, count) = flows.expand();
+        senders.extend(listed);
+        self.senders = senders;
+        self.flow_count = Some(count);
+        Ok(self)
+    }
+
     /// Checks every value; the error names the offending field.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         self.link.validate()?;
+        if let Some(f) = &self.learned_flows {
+            f.validate()?;
+        }
+        if let Some(c) = &self.flow_count {
+            c.validate(&self.senders)?;
+        }
         if self.senders.is_empty() {
             return Err(ScenarioError::invalid(
                 "senders",
@@ -110,6 +164,15 @@ impl ScenarioConfig {
         for (i, s) in self.senders.iter().enumerate() {
             let f = |name: &str| format!("senders[{i}].{name}");
             s.start_time_s.check(&f("start_time_s"), 0.0, false, 1e9)?;
+            if let Some(d) = s.duration_s {
+                d.check(&f("duration_s"), 0.0, true, 1e9)?;
+                if s.stop_time_s.is_some() {
+                    return Err(ScenarioError::invalid(
+                        f("duration_s"),
+                        "give stop_time_s or duration_s, not both",
+                    ));
+                }
+            }
             if let Some(stop) = s.stop_time_s {
                 stop.check(&f("stop_time_s"), 0.0, true, 1e9)?;
                 if stop.min() <= s.start_time_s.max() {
@@ -200,6 +263,11 @@ impl ScenarioConfig {
         self.senders
             .get(sender)
             .is_some_and(|s| s.controller == ControllerConfig::Agent)
+    }
+
+    /// Whether sender `i` is one of the learned flows `flow_count` counts.
+    pub fn is_learned_flow(&self, i: usize) -> bool {
+        self.flow_count.is_some_and(|c| i < c.count.max as usize)
     }
 
     /// Whether a sender is the learning agent (training needs one).

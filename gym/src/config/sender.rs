@@ -95,6 +95,10 @@ pub struct SenderConfig {
     /// its first MI that closes after it. `None`: it stays to the end of the episode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_time_s: Option<Range>,
+    /// How long the sender stays after its start (s), drawn per episode: it leaves at its start
+    /// plus this (instead of `stop_time_s`). `None`: see `stop_time_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<Range>,
     /// Probability that the sender takes part in an episode (drawn per episode). The first
     /// learned sender always does.
     #[serde(default = "one", skip_serializing_if = "is_one")]
@@ -127,6 +131,7 @@ impl Default for SenderConfig {
             start_rate: default_start_rate(),
             start_time_s: zero_range(),
             stop_time_s: None,
+            duration_s: None,
             probability: 1.0,
             extra_rtt_s: 0.0,
             observe: false,

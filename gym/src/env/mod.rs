@@ -213,8 +213,14 @@ impl Env {
         self.net.reset_link(link);
         self.mi_jitter = scenario.draw_mi_jitter(&mut self.rng);
         let initial_mi = cfg.monitor_interval.initial_delay_factor * delay0;
+        let flows = scenario.draw_flow_count(&mut self.rng);
         for (i, sc) in cfg.senders.iter().enumerate() {
-            let presence = Scenario::draw_presence(sc, &mut self.rng);
+            let sits_out = flows.is_some_and(|n| i >= n) && cfg.is_learned_flow(i);
+            let presence = if sits_out {
+                None
+            } else {
+                Scenario::draw_presence(sc, &mut self.rng)
+            };
             let rate = scenario.sample_start_rate(sc, &params, &mut self.rng);
             let (start, stop) = presence.unwrap_or((f64::INFINITY, f64::INFINITY));
             let sender = &mut self.net.senders_mut()[i];
@@ -256,6 +262,7 @@ impl Env {
                     let extra = self.net.senders()[slot.sender].extra_rtt_s();
                     slot.sender_loop.restart(one_way_estimate(delay0, extra));
                     self.start_mi_or_decide(k);
+                    self.phase_first_mi(k);
                     continue;
                 }
             };
@@ -263,6 +270,22 @@ impl Env {
         self.completions.fill(None);
         self.advance();
         self.finish_first_slot_loop_mis();
+    }
+
+    /// With `flow_count.mi_phase`, stretches or shortens the first MI of learned flow `k` that
+    /// just started by a factor U(0.5, 1.5), so that flows that start together do not decide
+    /// in lockstep (draws nothing otherwise).
+    fn phase_first_mi(&mut self, k: usize) {
+        let cfg = self.scenario.config();
+        let phased = cfg.flow_count.is_some_and(|c| c.mi_phase);
+        let slot = &self.slots[k];
+        if !phased || !cfg.is_learned_flow(slot.sender) || slot.phase != SlotPhase::Running {
+            return;
+        }
+        let now = self.net.now_s();
+        let factor = self.rng.random_range(0.5..1.5);
+        let slot = &mut self.slots[k];
+        slot.mi_end_s = now + (slot.mi_end_s - now) * factor;
     }
 
     /// Runs the first learned sender's startup and base-RTT probe MIs to their end (other

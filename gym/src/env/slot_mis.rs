@@ -89,6 +89,7 @@ impl Env {
                 .sender_loop
                 .restart(one_way_estimate(delay, extra));
             self.start_mi_or_decide(k);
+            self.phase_first_mi(k);
             return self.slots[k].phase == SlotPhase::Ready;
         }
         let mi = self.net.senders_mut()[sender].close_mi(now);
