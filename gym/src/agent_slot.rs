@@ -1,6 +1,7 @@
 //! One learned sender inside an env: the sender loop a deployed `Controller` runs (MI clock,
 //! rate rule, the agent's rate), its objective, and where it stands in the episode.
 
+use crate::team::TeamWindow;
 use mocc_policy::{ModeState, ObservationBuilder, ProbeState, SenderLoop, StartupState};
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +38,9 @@ pub(crate) struct AgentSlot {
     pub phase: SlotPhase,
     /// Pacing rate of the previous MI (for the stability term).
     pub previous_rate_pps: f64,
+    /// Every flow's counters at the start of the running MI and their recent windows (for
+    /// rewards that look at the team; empty otherwise).
+    pub team: TeamWindow,
 }
 
 impl AgentSlot {
@@ -67,6 +71,7 @@ impl AgentSlot {
             probe: clock.probe_state(),
             mode: clock.mode_state(),
             startup: *self.sender_loop.startup(),
+            team: self.team.clone(),
         }
     }
 }
@@ -91,4 +96,6 @@ pub struct SlotSnapshot {
     pub(crate) mode: ModeState,
     #[serde(default, skip_serializing_if = "StartupState::is_fresh")]
     pub(crate) startup: StartupState,
+    #[serde(default, skip_serializing_if = "TeamWindow::is_empty")]
+    pub(crate) team: TeamWindow,
 }

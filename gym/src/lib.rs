@@ -19,6 +19,7 @@ pub mod link;
 pub mod reward;
 pub mod scenario;
 pub mod sim;
+pub mod team;
 pub mod trace;
 pub mod vec_env;
 

@@ -1,5 +1,6 @@
 //! Per-MI rewards: Aurora's linear reward and MOCC's normalized, objective-weighted reward.
 
+use crate::team::TeamOutcome;
 use serde::{Deserialize, Serialize};
 
 /// What one MI achieved, in the units the rewards use.
@@ -50,15 +51,26 @@ pub enum RewardKind {
     /// `w_thr * delivered/capacity + w_lat * base_rtt/mean_rtt + w_loss * (1 - loss)`, each
     /// term clamped to [0, 1] (MOCC).
     Mocc,
+    /// Astraea's team reward (Liao et al., EuroSys 2024), the same for every flow on the link:
+    /// `-0.02 m1 + 0.1 m2 + 0.01 m4 - m5 - 0.001 trigger`, floored at -0.5 ([`astraea_reward`]).
+    /// The objective is not an input.
+    Astraea,
 }
 
 impl RewardKind {
-    /// Reward of one MI under objective `w` (used by `mocc` only).
-    pub fn reward(self, o: &MiOutcome, w: &[f64; 3]) -> f64 {
+    /// Reward of one MI under objective `w` (used by `mocc` only); Astraea's needs the team's
+    /// outcome as well (`team`; without one it is 0).
+    pub fn reward(self, o: &MiOutcome, w: &[f64; 3], team: Option<&AstraeaInputs>) -> f64 {
         match self {
             RewardKind::Aurora => aurora_reward(o),
             RewardKind::Mocc => mocc_reward(o, w),
+            RewardKind::Astraea => team.map_or(0.0, astraea_reward),
         }
+    }
+
+    /// Whether the reward looks at every flow on the link.
+    pub fn needs_team(self) -> bool {
+        self == RewardKind::Astraea
     }
 }
 
@@ -121,6 +133,50 @@ pub fn mocc_reward(o: &MiOutcome, w: &[f64; 3]) -> f64 {
     w[0] * t[0] + w[1] * t[1] + w[2] * t[2]
 }
 
+/// What Astraea's reward reads of one MI: the team's outcome, the shared queue's delay, the
+/// path's one-way delay, and whether the agent changed its rate.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AstraeaInputs {
+    /// Every flow on the link during the MI.
+    pub team: TeamOutcome,
+    /// Queueing delay the MI saw: its mean RTT over the base RTT (s, >= 0).
+    pub queue_delay_s: f64,
+    /// One-way propagation delay (s).
+    pub one_way_delay_s: f64,
+    /// Whether the agent's last action changed its rate (Astraea's `trigger`).
+    pub trigger: bool,
+}
+
+/// Astraea's reward, as its authors' released code computes it (the team reward of
+/// sys-netai/spine-open-source's `definitions.py`, its "astraea's reward"), in this gym's
+/// rate-based terms:
+///
+/// - `m1 = (sum of the flows' pacing / capacity) x latency / one-way delay / sqrt(N)`, the
+///   latency being the queueing delay less 0.3 x the one-way delay (at least 0);
+/// - `m2 = min(1, delivered / capacity)`;
+/// - fairness `F = max(0.5, 1 - std / sum)` of the flows' delivery rates;
+/// - `m4 = (1 - s) m2`, `s` the flows' mean standard deviation of their window (delivery rate
+///   x RTT, packets) over their last MIs / 100, taken as 1 above 1 or when `F < 0.96`;
+/// - `m5` the flows' mean loss ratio; `trigger` 1 when the agent changed its rate.
+pub fn astraea_reward(i: &AstraeaInputs) -> f64 {
+    let t = &i.team;
+    let owd = i.one_way_delay_s.max(1e-9);
+    let latency = (i.queue_delay_s - 0.3 * owd).max(0.0);
+    let m1 = t.pacing_over_capacity * latency / owd / (t.flows.max(1) as f64).sqrt();
+    let m2 = t.utilization.min(1.0);
+    let fairness = t.spread_fairness.max(0.5);
+    let spread = t.window_std_pkts / 100.0;
+    let spread = if spread > 1.0 || fairness < 0.96 {
+        1.0
+    } else {
+        spread
+    };
+    let m4 = (1.0 - spread) * m2;
+    let m5 = t.mean_loss;
+    let trigger = if i.trigger { 1.0 } else { 0.0 };
+    (-0.02 * m1 + 0.1 * m2 + 0.01 * m4 - m5 - 0.001 * trigger).max(-0.5)
+}
+
 /// Optional reward terms for sharing a link, added to the base reward; each is off (weight 0)
 /// by default.
 ///
@@ -132,6 +188,12 @@ pub fn mocc_reward(o: &MiOutcome, w: &[f64; 3]) -> f64 {
 ///   unused.
 /// - `stability`: `-stability * min(1, |ln(rate / previous rate)|)`: a penalty on rate
 ///   oscillation (Astraea's stability objective).
+/// - `team_fairness`: `team_fairness * (J - 1)`, `J` Jain's index of the delivery rates of
+///   every flow on the link (learned and classic) during the MI: 0 when they share evenly,
+///   down to `team_fairness * (1/N - 1)` when one takes all; the same for every flow, so each
+///   is rewarded for the link's fairness, not its own share.
+/// - `queue_delay`: `-queue_delay * min(1, (mean RTT - base RTT) / base RTT)`: the shared
+///   queue's delay, which every flow on the link pays.
 ///
 /// With `shared_only`, the fair-share and starvation terms count only while another sender of
 /// any kind is on the link (`N >= 2`, as `N` counts): a lone flow's fair share is the whole
@@ -149,6 +211,12 @@ pub struct RewardTerms {
     /// Weight of the stability term (>= 0).
     #[serde(default)]
     pub stability: f64,
+    /// Weight of the team fairness term (>= 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub team_fairness: f64,
+    /// Weight of the queue-delay term (>= 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queue_delay: f64,
     /// Whether the fair-share and starvation terms count only on a shared link.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared_only: bool,
@@ -167,12 +235,29 @@ pub struct SharingOutcome {
     pub rate_pps: f64,
     /// The previous MI's pacing rate (packets/s).
     pub previous_rate_pps: f64,
+    /// Jain's index of every flow's delivery rate during the MI (1 when unknown).
+    pub team_jain: f64,
+    /// Mean RTT over the base RTT, less 1 (the queue's delay in base RTTs; 0 without samples).
+    pub queue_delay_ratio: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl RewardTerms {
     /// Whether every term is off.
     pub fn is_off(&self) -> bool {
-        self.fair_share == 0.0 && self.starvation == 0.0 && self.stability == 0.0
+        self.fair_share == 0.0
+            && self.starvation == 0.0
+            && self.stability == 0.0
+            && self.team_fairness == 0.0
+            && self.queue_delay == 0.0
+    }
+
+    /// Whether a term looks at every flow on the link.
+    pub fn needs_team(&self) -> bool {
+        self.team_fairness > 0.0
     }
 
     /// Checks the weights.
@@ -181,6 +266,8 @@ impl RewardTerms {
             ("fair_share", self.fair_share),
             ("starvation", self.starvation),
             ("stability", self.stability),
+            ("team_fairness", self.team_fairness),
+            ("queue_delay", self.queue_delay),
         ] {
             if !(w.is_finite() && w >= 0.0) {
                 return Err(crate::error::ScenarioError::invalid(
@@ -208,6 +295,12 @@ impl RewardTerms {
             let change = (o.rate_pps / o.previous_rate_pps).ln().abs();
             total -= self.stability * change.min(1.0);
         }
+        if self.team_fairness > 0.0 {
+            total += self.team_fairness * (o.team_jain.clamp(0.0, 1.0) - 1.0);
+        }
+        if self.queue_delay > 0.0 {
+            total -= self.queue_delay * o.queue_delay_ratio.clamp(0.0, 1.0);
+        }
         total
     }
 }
@@ -231,6 +324,8 @@ mod tests {
             flows: 2,
             rate_pps: 110.0,
             previous_rate_pps: 100.0,
+            team_jain: 1.0,
+            queue_delay_ratio: 0.0,
         };
         let expect = -0.125 - 0.2 * 1.1f64.ln();
         assert!((terms.value(&o) - expect).abs() < 1e-12);
@@ -372,5 +467,79 @@ mod tests {
             ..o
         };
         assert!(mocc_reward(&burst, &w) <= 1.0);
+    }
+
+    #[test]
+    fn team_terms_hand_computed() {
+        let terms = RewardTerms {
+            team_fairness: 0.4,
+            queue_delay: 0.5,
+            ..RewardTerms::default()
+        };
+        assert!(terms.needs_team() && !terms.is_off());
+        let o = SharingOutcome {
+            delivered_pps: 100.0,
+            fair_share_pps: 100.0,
+            flows: 2,
+            rate_pps: 100.0,
+            previous_rate_pps: 100.0,
+            team_jain: 0.8,
+            queue_delay_ratio: 0.3,
+        };
+        // 0.4 (0.8 - 1) - 0.5 * 0.3.
+        assert!((terms.value(&o) - (-0.08 - 0.15)).abs() < 1e-12);
+        // A queue over twice the base RTT costs the whole weight.
+        let deep = SharingOutcome {
+            queue_delay_ratio: 2.5,
+            team_jain: 1.0,
+            ..o
+        };
+        assert!((terms.value(&deep) + 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn astraea_reward_hand_computed() {
+        let team = TeamOutcome {
+            flows: 4,
+            jain_index: 0.99,
+            spread_fairness: 0.97,
+            utilization: 0.9,
+            mean_loss: 0.01,
+            pacing_over_capacity: 1.2,
+            window_std_pkts: 20.0,
+        };
+        let i = AstraeaInputs {
+            team,
+            queue_delay_s: 0.013,
+            one_way_delay_s: 0.01,
+            trigger: true,
+        };
+        // latency 0.013 - 0.003 = 0.01; m1 = 1.2 x 0.01 / 0.01 / 2 = 0.6; m2 = 0.9;
+        // m4 = (1 - 0.2) x 0.9 = 0.72; m5 = 0.01:
+        // -0.012 + 0.09 + 0.0072 - 0.01 - 0.001.
+        let expect = -0.02 * 0.6 + 0.1 * 0.9 + 0.01 * 0.72 - 0.01 - 0.001;
+        assert!((astraea_reward(&i) - expect).abs() < 1e-12);
+        // Unfair flows (F < 0.96) earn no stability; a huge loss is floored at -0.5.
+        let unfair = AstraeaInputs {
+            team: TeamOutcome {
+                spread_fairness: 0.9,
+                ..team
+            },
+            ..i
+        };
+        let expect = -0.02 * 0.6 + 0.1 * 0.9 - 0.01 - 0.001;
+        assert!((astraea_reward(&unfair) - expect).abs() < 1e-12);
+        let lossy = AstraeaInputs {
+            team: TeamOutcome {
+                mean_loss: 0.9,
+                ..team
+            },
+            ..i
+        };
+        assert_eq!(astraea_reward(&lossy), -0.5);
+        assert_eq!(
+            RewardKind::Astraea.reward(&MiOutcome::default(), &[0.0; 3], Some(&i)),
+            astraea_reward(&i)
+        );
     }
 }

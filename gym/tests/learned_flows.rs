@@ -117,7 +117,9 @@ episode_mis: 100
     // How many of the four flows started at 0 are ready to decide when a reset returns.
     let ready = |yaml: &str, seed: u64| {
         let env = Env::new(Arc::new(scenario(yaml)), seed, 0);
-        (0..4).filter(|&k| env.slot_phase(k) == SlotPhase::Ready).count()
+        (0..4)
+            .filter(|&k| env.slot_phase(k) == SlotPhase::Ready)
+            .count()
     };
     let lockstep = together.replace(
         "count: {min: 4, max: 4}}",

@@ -123,12 +123,13 @@ impl VecEnv {
         self.with_objective
     }
 
-    /// The scenario's reward: `"aurora"` or `"mocc"`.
+    /// The scenario's reward: `"aurora"`, `"mocc"` or `"astraea"`.
     #[getter]
     fn reward(&self) -> &'static str {
         match self.scenario.config().reward {
             RewardKind::Aurora => "aurora",
             RewardKind::Mocc => "mocc",
+            RewardKind::Astraea => "astraea",
         }
     }
 

@@ -78,6 +78,7 @@ impl Env {
                 mi_end_s: f64::INFINITY,
                 phase: SlotPhase::Absent,
                 previous_rate_pps: 0.0,
+                team: Default::default(),
             })
             .collect();
         let mut env = Self {

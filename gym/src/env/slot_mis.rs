@@ -4,7 +4,8 @@
 
 use crate::agent_slot::{AgentSlot, SlotPhase};
 use crate::config::ControllerConfig;
-use crate::reward::{MiOutcome, RewardCapacity, SharingOutcome};
+use crate::reward::{AstraeaInputs, MiOutcome, RewardCapacity, SharingOutcome};
+use crate::team::TeamOutcome;
 use mocc_policy::MonitorInterval;
 
 use super::mi_timing::{jittered, one_way_estimate};
@@ -153,6 +154,7 @@ impl Env {
         let d = slot.sender_loop.next_duration_s(sender.rate_pps());
         slot.phase = SlotPhase::Running;
         slot.mi_end_s = now + jittered(d, self.mi_jitter, &mut self.rng);
+        self.open_team_window(k);
     }
 
     /// Ends slot `k`'s startup or probe: the sender paces at the agent's rate again and the
@@ -165,45 +167,58 @@ impl Env {
 
     /// The reward and statistics of slot `k`'s closed MI.
     pub(super) fn finish_mi(&mut self, k: usize, mi: &MonitorInterval) -> Step {
-        let cfg = self.scenario.config();
-        let (info, reward) = self.mi_outcome(k, mi, self.slots[k].sender_loop.agent_rate_pps());
+        let rate = self.slots[k].sender_loop.agent_rate_pps();
+        let (info, reward) = self.mi_outcome(k, mi, rate);
         let steps = self.slots[k].steps + 1;
         self.slots[k].steps = steps;
         Step {
             reward,
             terminated: false,
-            truncated: steps >= cfg.episode_mis,
+            truncated: steps >= self.scenario.config().episode_mis,
             info,
         }
     }
 
     /// The statistics and reward of slot `k`'s closed MI, paced at `rate_pps`.
     pub(super) fn mi_outcome(
-        &self,
+        &mut self,
         k: usize,
         mi: &MonitorInterval,
         rate_pps: f64,
     ) -> (StepInfo, f64) {
-        let cfg = self.scenario.config();
+        let scenario = self.scenario.clone();
+        let cfg = scenario.config();
         let link = self.net.link();
-        let slot = &self.slots[k];
-        let outcome = MiOutcome::of_mi(
-            mi,
-            cfg.metrics,
-            link.capacity_pps(mi.send_start_s, mi.send_end_s),
-            2.0 * link.params_at(mi.send_end_s).delay_s
-                + self.net.senders()[slot.sender].extra_rtt_s(),
-        );
+        let capacity_pps = link.capacity_pps(mi.send_start_s, mi.send_end_s);
+        let one_way_s = link.params_at(mi.send_end_s).delay_s;
+        let sender = self.slots[k].sender;
+        let base_rtt_s = 2.0 * one_way_s + self.net.senders()[sender].extra_rtt_s();
+        let outcome = MiOutcome::of_mi(mi, cfg.metrics, capacity_pps, base_rtt_s);
         let flows = if cfg.reward_terms.is_off() && cfg.reward_capacity.is_link() {
             1
         } else {
             self.flows_on_link(mi.send_end_s)
         };
+        let team = self.close_team_window(k, mi, capacity_pps, outcome.mean_rtt_s);
+        let slot = &self.slots[k];
         let rewarded = MiOutcome {
             capacity_pps: cfg.reward_capacity.of(outcome.capacity_pps, flows),
             ..outcome
         };
-        let mut reward = cfg.reward.reward(&rewarded, &slot.objective);
+        let queue_delay_s = if outcome.mean_rtt_s > 0.0 {
+            (outcome.mean_rtt_s - base_rtt_s).max(0.0)
+        } else {
+            0.0
+        };
+        let astraea = team.map(|team| AstraeaInputs {
+            team,
+            queue_delay_s,
+            one_way_delay_s: one_way_s,
+            trigger: slot.sender_loop.agent_rate_pps() != slot.previous_rate_pps,
+        });
+        let mut reward = cfg
+            .reward
+            .reward(&rewarded, &slot.objective, astraea.as_ref());
         if !cfg.reward_terms.is_off() {
             reward += cfg.reward_terms.value(&SharingOutcome {
                 delivered_pps: outcome.delivered_pps,
@@ -211,9 +226,36 @@ impl Env {
                 flows,
                 rate_pps: slot.sender_loop.agent_rate_pps(),
                 previous_rate_pps: slot.previous_rate_pps,
+                team_jain: team.map_or(1.0, |t| t.jain_index),
+                queue_delay_ratio: if base_rtt_s > 0.0 {
+                    queue_delay_s / base_rtt_s
+                } else {
+                    0.0
+                },
             });
         }
         (StepInfo::new(mi, &outcome, rate_pps, reward), reward)
+    }
+
+    /// The team's outcome of slot `k`'s MI, when the rewards look at the team and its window
+    /// was opened.
+    fn close_team_window(
+        &mut self,
+        k: usize,
+        mi: &MonitorInterval,
+        capacity_pps: f64,
+        rtt_s: f64,
+    ) -> Option<TeamOutcome> {
+        let cfg = self.scenario.config();
+        let wanted = cfg.reward.needs_team() || cfg.reward_terms.needs_team();
+        if !wanted || self.slots[k].team.counts.is_empty() {
+            return None;
+        }
+        let now = self.net.now_s();
+        let span = (now - self.slots[k].team.start_s).max(0.0);
+        let capacity_pkts = capacity_pps * span.max(mi.send_dur_s());
+        let (net, slot) = (&self.net, &mut self.slots[k]);
+        Some(slot.team.close(net, now, capacity_pkts, rtt_s))
     }
 
     /// Applies slot `k`'s action and starts its MI. The rule steps the rate the sender paces
@@ -243,5 +285,16 @@ impl Env {
         slot.phase = SlotPhase::Running;
         let d = slot.sender_loop.next_duration_s(mi_rate);
         slot.mi_end_s = self.net.now_s() + jittered(d, self.mi_jitter, &mut self.rng);
+        self.open_team_window(k);
+    }
+
+    /// Records every flow's counters at the start of slot `k`'s MI, when the rewards look at
+    /// the team.
+    fn open_team_window(&mut self, k: usize) {
+        let cfg = self.scenario.config();
+        if cfg.reward.needs_team() || cfg.reward_terms.needs_team() {
+            let now = self.net.now_s();
+            self.slots[k].team.open(&self.net, now);
+        }
     }
 }

@@ -57,7 +57,8 @@ impl Env {
         let clock = first.sender_loop.clock();
         let simple = self.slots.len() == 1
             && first.phase == SlotPhase::Ready
-            && self.scenario.config().reward_terms.stability == 0.0;
+            && self.scenario.config().reward_terms.stability == 0.0
+            && first.team.is_empty();
         // The agents' snapshots hold every timer when there are any.
         let (probe, mode, startup) = if simple {
             (
@@ -124,6 +125,7 @@ impl Env {
                 mi_end_s: f64::INFINITY,
                 phase: SlotPhase::Ready,
                 previous_rate_pps: rate,
+                team: Default::default(),
             }]
         } else {
             let mut slots = Vec::with_capacity(snap.agents.len());
@@ -153,6 +155,7 @@ impl Env {
                     mi_end_s: a.mi_end_s,
                     phase: a.phase,
                     previous_rate_pps: a.previous_rate_pps,
+                    team: a.team,
                 });
             }
             slots
