@@ -27,7 +27,8 @@ pub use agent_slot::SlotPhase;
 pub use cc::{ClassicCc, ClassicKind};
 pub use config::{ControllerConfig, Range, ScenarioConfig, SenderConfig, StartRate};
 pub use env::{
-    env_rng, Action, Env, EnvSnapshot, ProbeMi, Step, StepInfo, MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS,
+    env_rng, global_state_len, Action, Env, EnvSnapshot, ProbeMi, Step, StepInfo, MAX_SIM_RATE_PPS,
+    MIN_SIM_RATE_PPS,
 };
 pub use error::ScenarioError;
 pub use link::{Link, LinkParams};

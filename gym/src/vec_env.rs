@@ -60,6 +60,10 @@ pub struct VecEnv {
     slots: usize,
     obs: Vec<f32>,
     final_obs: Vec<f32>,
+    /// Length of a lane's global state (0: not gathered; see [`VecEnv::with_global_state`]).
+    global_len: usize,
+    global: Vec<f32>,
+    final_global: Vec<f32>,
     objectives: Vec<f32>,
     lane_results: Vec<Slot>,
     lane_actions: Vec<Action>,
@@ -142,6 +146,9 @@ impl VecEnv {
         let mut v = Self {
             obs: vec![0.0; lanes * obs_len],
             final_obs: vec![0.0; lanes * obs_len],
+            global_len: 0,
+            global: Vec::new(),
+            final_global: Vec::new(),
             objectives: vec![0.0; lanes * 3],
             lane_results: vec![Slot::default(); lanes],
             lane_actions: vec![Action::Delta(0.0); lanes],
@@ -161,6 +168,33 @@ impl VecEnv {
         v.gather_observations();
         v.gather_objectives();
         Ok(v)
+    }
+
+    /// The same batch, gathering each ready lane's global state beside its observation (what a
+    /// centralized critic reads during training; [`crate::env::global_state`]), and the global
+    /// state each ended trajectory ended on.
+    pub fn with_global_state(mut self) -> Self {
+        self.global_len = crate::env::global_state_len(self.slots);
+        let n = self.lanes() * self.global_len;
+        self.global = vec![0.0; n];
+        self.final_global = vec![0.0; n];
+        self.gather_observations();
+        self
+    }
+
+    /// Length of a lane's global state (0 unless [`VecEnv::with_global_state`]).
+    pub fn global_state_len(&self) -> usize {
+        self.global_len
+    }
+
+    /// Global states `[lanes, global_state_len]` (meaningful for ready lanes).
+    pub fn global_states(&self) -> &[f32] {
+        &self.global
+    }
+
+    /// The global states the trajectories that ended at the last step ended on.
+    pub fn final_global_states(&self) -> &[f32] {
+        &self.final_global
     }
 
     /// Number of envs.
@@ -260,6 +294,7 @@ impl VecEnv {
             .map_err(VecEnvError::Setup)?;
         self.envs = envs;
         self.final_obs.fill(0.0);
+        self.final_global.fill(0.0);
         self.restarted.fill(false);
         self.gather_observations();
         self.gather_objectives();
@@ -287,6 +322,10 @@ impl VecEnv {
                 self.ready[lane] = ready;
                 if ready {
                     self.obs[lane * d..(lane + 1) * d].copy_from_slice(env.slot_observation(k));
+                    let g = self.global_len;
+                    if g > 0 {
+                        env.slot_global_state(k, &mut self.global[lane * g..(lane + 1) * g]);
+                    }
                     self.ready_lanes.push(lane);
                 }
             }
@@ -368,6 +407,7 @@ impl VecEnv {
             lock(&envs[i]).reset(seeds(i))
         });
         self.final_obs.fill(0.0);
+        self.final_global.fill(0.0);
         self.restarted.fill(false);
         self.gather_observations();
         &self.obs
@@ -383,57 +423,67 @@ impl VecEnv {
     /// lanes' results.
     fn step_lanes(&mut self, until: StepUntil) {
         let d = self.obs_len;
+        let g = self.global_len;
         let k = self.slots;
         let inline = self.inline();
         let envs = &mut self.envs;
-        let obs = &mut self.obs;
-        let final_obs = &mut self.final_obs;
         let results = &mut self.lane_results;
         let actions = &self.lane_actions;
         let restarted = &mut self.restarted;
+        // Empty global buffers (not gathered) give every env an empty share.
+        let global_share = (g * k).max(1);
+        let mut globals = self.global.chunks_mut(global_share);
+        let mut final_globals = self.final_global.chunks_mut(global_share);
+        let buffers: Vec<LaneBuffers<'_>> = self
+            .obs
+            .chunks_exact_mut(d * k)
+            .zip(self.final_obs.chunks_exact_mut(d * k))
+            .map(|(obs, final_obs)| LaneBuffers {
+                obs,
+                final_obs,
+                global: globals.next().unwrap_or_default(),
+                final_global: final_globals.next().unwrap_or_default(),
+                obs_len: d,
+                global_len: g,
+            })
+            .collect();
         if inline {
             // One thread, or one env: the hand-off would be all the cost.
             envs.iter_mut()
-                .zip(obs.chunks_exact_mut(d * k))
-                .zip(final_obs.chunks_exact_mut(d * k))
+                .zip(buffers)
                 .zip(results.chunks_exact_mut(k))
                 .zip(actions.chunks_exact(k))
                 .zip(restarted.iter_mut())
-                .for_each(|(((((env, o), fo), res), acts), again)| {
-                    *again = step_env(env, acts, res, o, fo, d, until);
+                .for_each(|((((env, mut buf), res), acts), again)| {
+                    *again = step_env(env, acts, res, &mut buf, until);
                 });
         } else {
             let jobs: Vec<Mutex<EnvJob<'_>>> = envs
                 .iter_mut()
-                .zip(obs.chunks_exact_mut(d * k))
-                .zip(final_obs.chunks_exact_mut(d * k))
+                .zip(buffers)
                 .zip(results.chunks_exact_mut(k))
                 .zip(actions.chunks_exact(k))
                 .zip(restarted.iter_mut())
-                .map(
-                    |(((((env, obs), final_obs), results), actions), restarted)| {
-                        Mutex::new(EnvJob {
-                            env,
-                            obs,
-                            final_obs,
-                            results,
-                            actions,
-                            restarted,
-                        })
-                    },
-                )
+                .map(|((((env, buffers), results), actions), restarted)| {
+                    Mutex::new(EnvJob {
+                        env,
+                        buffers,
+                        results,
+                        actions,
+                        restarted,
+                    })
+                })
                 .collect();
             for_each_env(&mut self.crew, jobs.len(), &|i| {
                 let mut job = lock(&jobs[i]);
                 let EnvJob {
                     env,
-                    obs,
-                    final_obs,
+                    buffers,
                     results,
                     actions,
                     restarted,
                 } = &mut *job;
-                **restarted = step_env(env, actions, results, obs, final_obs, d, until);
+                **restarted = step_env(env, actions, results, buffers, until);
             });
         }
         self.ready_lanes.clear();
@@ -491,11 +541,21 @@ fn lock<T>(cell: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// One env and its lanes' buffers, for the step of one worker.
 struct EnvJob<'a> {
     env: &'a mut Env,
-    obs: &'a mut [f32],
-    final_obs: &'a mut [f32],
+    buffers: LaneBuffers<'a>,
     results: &'a mut [Slot],
     actions: &'a [Action],
     restarted: &'a mut bool,
+}
+
+/// One env's share of the batch's per-lane buffers (its slots' rows).
+struct LaneBuffers<'a> {
+    obs: &'a mut [f32],
+    final_obs: &'a mut [f32],
+    /// Empty when global states are not gathered.
+    global: &'a mut [f32],
+    final_global: &'a mut [f32],
+    obs_len: usize,
+    global_len: usize,
 }
 
 /// Which worker steps which env: each worker owns a fixed contiguous share and takes its envs
@@ -573,17 +633,19 @@ fn step_env(
     env: &mut Env,
     actions: &[Action],
     results: &mut [Slot],
-    obs: &mut [f32],
-    final_obs: &mut [f32],
-    d: usize,
+    buf: &mut LaneBuffers<'_>,
     until: StepUntil,
 ) -> bool {
+    let (d, g) = (buf.obs_len, buf.global_len);
     env.step_slots(actions);
     for (k, res) in results.iter_mut().enumerate() {
         *res = match env.slot_completion(k) {
             Some(step) => {
                 if step.terminated || step.truncated {
-                    final_obs[k * d..(k + 1) * d].copy_from_slice(env.slot_observation(k));
+                    buf.final_obs[k * d..(k + 1) * d].copy_from_slice(env.slot_observation(k));
+                    if g > 0 {
+                        env.slot_global_state(k, &mut buf.final_global[k * g..(k + 1) * g]);
+                    }
                 }
                 Slot {
                     completed: true,
@@ -615,7 +677,10 @@ fn step_env(
     for (k, res) in results.iter_mut().enumerate() {
         res.ready = env.slot_phase(k) == SlotPhase::Ready;
         if res.ready {
-            obs[k * d..(k + 1) * d].copy_from_slice(env.slot_observation(k));
+            buf.obs[k * d..(k + 1) * d].copy_from_slice(env.slot_observation(k));
+            if g > 0 {
+                env.slot_global_state(k, &mut buf.global[k * g..(k + 1) * g]);
+            }
         }
     }
     restarted

@@ -156,3 +156,76 @@ fn bad_learned_flows_are_refused_naming_the_field() {
         assert!(e.contains(message), "{yaml}: {e}");
     }
 }
+
+/// Two learned flows on an uncongested 1,000 pkt/s link at 200 and 400 pkt/s; the second
+/// leaves at 3 s.
+const TWO: &str = "
+link: {bandwidth_pps: 1000, delay_s: 0.02, queue_pkts: 100, loss: 0}
+senders:
+  - {controller: agent, start_rate: {pps: 200}}
+  - {controller: agent, start_rate: {pps: 400}, stop_time_s: 3}
+episode_mis: 1000
+";
+
+#[test]
+fn the_global_state_of_a_two_flow_link_by_hand() {
+    use mocc_gym::{global_state_len, Action};
+    let mut env = Env::new(Arc::new(scenario(TWO)), 1, 0);
+    assert_eq!(env.global_state_len(), global_state_len(2));
+    assert_eq!(global_state_len(2), 3 + 2 * 5);
+    let actions = [Action::Rate(200.0), Action::Rate(400.0)];
+    while env.network().now_s() < 2.0 {
+        env.step_slots(&actions);
+    }
+    let mut g = vec![9.0f32; env.global_state_len()];
+    env.slot_global_state(1, &mut g);
+    // Link: no queue, both learned flows on it, 600 of 1,000 pkt/s paced.
+    assert!(g[0] < 0.05, "{g:?}");
+    assert_eq!(g[1], 1.0);
+    assert!((g[2] - 0.6).abs() < 1e-6, "{g:?}");
+    // The deciding flow first: flow 1 at 400 pkt/s, RTT at its base, no loss, delivering 0.4.
+    assert_eq!(&g[3..5], &[1.0, 0.4]);
+    assert!((g[5] - 1.0).abs() < 0.05, "{g:?}");
+    assert_eq!(g[6], 0.0);
+    assert!((g[7] - 0.4).abs() < 0.05, "{g:?}");
+    // Then flow 0 at 200 pkt/s.
+    assert_eq!(&g[8..10], &[1.0, 0.2]);
+    assert!((g[12] - 0.2).abs() < 0.05, "{g:?}");
+    // After the second flow left, its entry is masked out and one learned flow is counted.
+    while env.network().now_s() < 4.0 {
+        env.step_slots(&actions);
+    }
+    env.slot_global_state(0, &mut g);
+    assert_eq!(g[1], 0.5);
+    assert!((g[2] - 0.2).abs() < 1e-6, "{g:?}");
+    assert_eq!(&g[3..5], &[1.0, 0.2]);
+    assert_eq!(&g[8..13], &[0.0; 5], "the departed flow is masked");
+}
+
+#[test]
+fn a_batch_gathers_global_states_for_ready_lanes_and_at_trajectory_ends() {
+    use mocc_gym::VecEnv;
+    let s = Arc::new(scenario(FLOWS));
+    let plain = VecEnv::new(s.clone(), 2, 3, 1).unwrap();
+    assert_eq!(plain.global_state_len(), 0);
+    assert!(plain.global_states().is_empty());
+    let mut v = VecEnv::new(s, 2, 3, 1).unwrap().with_global_state();
+    let g = v.global_state_len();
+    assert_eq!(g, 3 + 6 * 5);
+    let mut ended = 0;
+    for t in 0..400 {
+        for &lane in v.ready_lanes() {
+            let row = &v.global_states()[lane * g..(lane + 1) * g];
+            assert_eq!(row[3], 1.0, "step {t}: the deciding lane is present");
+        }
+        let actions = vec![0.1f32; v.ready_lanes().len()];
+        let step = v.step(&actions).unwrap();
+        for lane in 0..step.completed.len() {
+            if step.completed[lane] && (step.truncated[lane] || step.terminated[lane]) {
+                ended += 1;
+            }
+        }
+    }
+    assert!(ended > 0);
+    assert!(v.final_global_states().iter().any(|&x| x != 0.0));
+}

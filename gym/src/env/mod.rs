@@ -1,5 +1,6 @@
 //! One environment: a network episode seen by the agent sender, one MI per step.
 
+pub mod global_state;
 mod mi_timing;
 mod slot_mis;
 mod snapshot;
@@ -17,6 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
 
 pub use crate::limits::{MAX_SIM_RATE_PPS, MIN_SIM_RATE_PPS};
+pub use global_state::{global_state_len, GLOBAL_FLOW_FEATURES, GLOBAL_LINK_FEATURES};
 use mi_timing::one_way_estimate;
 pub use snapshot::EnvSnapshot;
 pub use step::{Action, ProbeMi, Step, StepInfo};
