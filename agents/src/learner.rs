@@ -28,6 +28,7 @@ use crate::ppo::{self, LossStats, Replicas, UpdateError};
 use crate::ppo_config::PpoConfig;
 use crate::reward_norm::RewardScaler;
 use crate::rollout::RolloutBuffer;
+use crate::value_norm::ValueNorm;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -62,6 +63,8 @@ pub struct LearnerState {
     pub obs_norm: RunningMeanStd,
     /// Reward statistics (when reward scaling is on).
     pub reward_norm: Option<RewardScaler>,
+    /// Return statistics (when value normalization is on).
+    pub value_norm: Option<ValueNorm>,
     /// The learner's RNG.
     pub rng: ChaCha8Rng,
 }
@@ -78,6 +81,7 @@ pub struct PpoLearner {
     replicas: Replicas,
     obs_norm: RunningMeanStd,
     reward_norm: Option<RewardScaler>,
+    value_norm: Option<ValueNorm>,
     rng: ChaCha8Rng,
     rollout: RolloutBuffer,
     /// Each lane's decision whose outcome has not arrived yet (a row of this rollout).
@@ -103,7 +107,7 @@ impl PpoLearner {
         seed: u64,
         device: Device,
     ) -> Self {
-        let obs_dim = arch.obs_dim;
+        let obs_dim = arch.input_dim();
         let vs = nn::VarStore::new(device);
         let model = ActorCritic::seeded(&vs.root(), arch, cfg.numerics, seed);
         let opt = Adam::new(&vs, cfg.learning_rate, cfg.adam_eps).with_numerics(cfg.numerics);
@@ -117,6 +121,7 @@ impl PpoLearner {
             replicas,
             obs_norm: RunningMeanStd::new(obs_dim),
             reward_norm: cfg.normalize_reward.then(|| RewardScaler::new(lanes)),
+            value_norm: cfg.value_norm.then(ValueNorm::default),
             rng: learner_rng(seed),
             rollout: RolloutBuffer::default(),
             pending: vec![None; lanes],
@@ -177,7 +182,7 @@ impl PpoLearner {
             actions[j] = s.action;
             self.rollout.actions[i] = s.action;
             self.rollout.logprobs[i] = s.log_prob;
-            self.rollout.values[i] = out.value[j];
+            self.rollout.values[i] = self.returns_of(out.value[j]);
             self.pending[lanes[j]] = Some(i);
         }
         self.skip_noise(after);
@@ -275,11 +280,48 @@ impl PpoLearner {
         out
     }
 
-    /// Critic values of raw observations.
+    /// Critic values of raw observations, in return units.
     fn values(&self, raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
         let mut normalized = vec![0.0f32; raw_obs.len()];
         self.obs_norm.normalize(raw_obs, &mut normalized);
-        self.model.infer(&normalized, objectives, self.device).value
+        let mut values = self.model.infer(&normalized, objectives, self.device).value;
+        for v in &mut values {
+            *v = self.returns_of(*v);
+        }
+        values
+    }
+
+    /// A critic output in return units (with value normalization, mapped back).
+    fn returns_of(&self, critic: f32) -> f32 {
+        self.value_norm
+            .as_ref()
+            .map_or(critic, |n| n.denormalize(critic))
+    }
+
+    /// With value normalization: folds the batch's returns into the statistics (every rank's
+    /// rows), then puts its returns and values into the critic's units for the loss.
+    fn normalize_value_targets(&mut self, batch: &mut ppo::Batch) {
+        let Some(norm) = &mut self.value_norm else {
+            return;
+        };
+        let sums = [
+            batch.returns.iter().map(|&r| f64::from(r)).sum::<f64>(),
+            batch
+                .returns
+                .iter()
+                .map(|&r| f64::from(r) * f64::from(r))
+                .sum::<f64>(),
+            batch.returns.len() as f64,
+        ];
+        let all = if self.world.ranks() == 1 {
+            sums.to_vec()
+        } else {
+            self.world.sum_f64(&sums)
+        };
+        norm.update(all[0], all[1], all[2]);
+        for x in batch.returns.iter_mut().chain(batch.values.iter_mut()) {
+            *x = norm.normalize(*x);
+        }
     }
 
     /// GAE with the values of `next_obs` (every lane's observation after the rollout; a lane
@@ -298,9 +340,10 @@ impl PpoLearner {
                 *v = self.rollout.values[i];
             }
         }
-        let batch = self
+        let mut batch = self
             .rollout
             .finish(&next_values, self.cfg.gamma, self.cfg.gae_lambda);
+        self.normalize_value_targets(&mut batch);
         let cfg = &self.cfg;
         self.opt.lr = if cfg.anneal_lr {
             cfg.learning_rate * (1.0 - progress)
@@ -337,6 +380,7 @@ impl PpoLearner {
             adam_step: self.opt.step_count(),
             obs_norm: self.obs_norm.clone(),
             reward_norm: self.reward_norm.clone(),
+            value_norm: self.value_norm.clone(),
             rng: self.rng.clone(),
         }
     }
@@ -367,6 +411,13 @@ impl PpoLearner {
         self.check_obs_dim(&state.obs_norm)?;
         self.obs_norm = state.obs_norm;
         self.restore_reward_norm(state.reward_norm)?;
+        if self.value_norm.is_some() {
+            self.value_norm = Some(
+                state
+                    .value_norm
+                    .ok_or("ppo.value_norm is on but the checkpoint holds no return statistics")?,
+            );
+        }
         self.rng = state.rng;
         Ok(())
     }

@@ -22,6 +22,7 @@ pub mod ppo_config;
 pub mod reward_norm;
 pub mod rollout;
 pub mod torch_seed;
+pub mod value_norm;
 
 pub use adam::Adam;
 pub use collective::{Collective, SingleProcess, Timed};
@@ -40,3 +41,4 @@ pub use ppo_config::{PpoConfig, Schedule};
 pub use reward_norm::RewardScaler;
 pub use rollout::RolloutBuffer;
 pub use torch_seed::{unseeded, with_seed};
+pub use value_norm::ValueNorm;

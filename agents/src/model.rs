@@ -45,6 +45,15 @@ pub struct Architecture {
     /// gradient and the policy keeps `exp(min_log_std)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_log_std: Option<f64>,
+    /// Width of the global state a centralized critic reads after the observation (0: the
+    /// critic reads what the actor reads). Rows fed to the network are then the observation
+    /// followed by the global state; the actor reads the first `obs_dim` values alone.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub global_dim: usize,
+}
+
+fn is_zero(x: &usize) -> bool {
+    *x == 0
 }
 
 impl Architecture {
@@ -58,6 +67,7 @@ impl Architecture {
             preference: None,
             init_log_std: 0.0,
             min_log_std: None,
+            global_dim: 0,
         }
     }
 
@@ -71,7 +81,14 @@ impl Architecture {
             preference: Some(vec![16]),
             init_log_std: 0.0,
             min_log_std: None,
+            global_dim: 0,
         }
+    }
+
+    /// Width of the rows the network takes: the observation and, for a centralized critic,
+    /// the global state after it.
+    pub fn input_dim(&self) -> usize {
+        self.obs_dim + self.global_dim
     }
 
     /// The log std the policy acts with for a parameter value `raw`: `raw` floored at
@@ -228,6 +245,7 @@ impl Branch {
     fn new(
         p: &nn::Path,
         arch: &Architecture,
+        input: usize,
         hidden: &[usize],
         head: &str,
         gain: f64,
@@ -241,7 +259,7 @@ impl Branch {
             }
             None => (None, 0),
         };
-        let (body, last) = Mlp::new(p, arch.obs_dim + pref_out, hidden, arch.activation, source);
+        let (body, last) = Mlp::new(p, input + pref_out, hidden, arch.activation, source);
         let head = source.dense(&(p / head), last, 1, gain);
         Self {
             preference,
@@ -325,8 +343,24 @@ impl ActorCritic {
         numerics: Numerics,
         mut source: WeightSource,
     ) -> Self {
-        let actor = Branch::new(&(p / "pi"), &arch, &arch.pi, "mean", 0.01, &mut source);
-        let critic = Branch::new(&(p / "vf"), &arch, &arch.vf, "value", 1.0, &mut source);
+        let actor = Branch::new(
+            &(p / "pi"),
+            &arch,
+            arch.obs_dim,
+            &arch.pi,
+            "mean",
+            0.01,
+            &mut source,
+        );
+        let critic = Branch::new(
+            &(p / "vf"),
+            &arch,
+            arch.input_dim(),
+            &arch.vf,
+            "value",
+            1.0,
+            &mut source,
+        );
         let log_std = p.var("log_std", &[1], nn::Init::Const(arch.init_log_std));
         Self {
             arch,
@@ -360,9 +394,21 @@ impl ActorCritic {
         }
     }
 
-    /// Policy mean, log std and value.
+    /// The actor's part of rows `[B, input_dim]`: the observation.
+    fn local(&self, rows: &Tensor) -> Tensor {
+        if self.arch.global_dim == 0 {
+            rows.shallow_clone()
+        } else {
+            rows.narrow(1, 0, self.arch.obs_dim as i64)
+        }
+    }
+
+    /// Policy mean, log std and value of rows `[B, input_dim]` (the observation, then for a
+    /// centralized critic the global state).
     pub fn forward(&self, obs: &Tensor, objective: Option<&Tensor>) -> PolicyOutput {
-        let mean = self.actor.forward(self.numerics, obs, objective);
+        let mean = self
+            .actor
+            .forward(self.numerics, &self.local(obs), objective);
         let value = self
             .critic
             .forward(self.numerics, obs, objective)
@@ -375,14 +421,40 @@ impl ActorCritic {
         }
     }
 
-    /// Batched inference without gradients on flat CPU slices: normalized observations
-    /// `[n, obs_dim]` and objectives `[n, 3]` (ignored by networks without a preference
+    /// The actor's mean action for normalized observations `[B, obs_dim]` alone (what an export
+    /// computes; no global state).
+    pub fn actor_mean(&self, obs: &Tensor, objective: Option<&Tensor>) -> Tensor {
+        self.actor.forward(self.numerics, obs, objective)
+    }
+
+    /// The actor's mean actions alone, without gradients, for normalized observations `[n,
+    /// obs_dim]` (no global state: what a deployed sender has) and objectives `[n, 3]`.
+    pub fn infer_actor(&self, obs: &[f32], objectives: &[f32], device: tch::Device) -> Vec<f32> {
+        let n = (objectives.len() / OBJECTIVE_DIM) as i64;
+        tch::no_grad(|| {
+            let obs = Tensor::from_slice(obs)
+                .view([n, self.arch.obs_dim as i64])
+                .to_device(device);
+            let w = Tensor::from_slice(objectives)
+                .view([n, OBJECTIVE_DIM as i64])
+                .to_device(device);
+            let mean = self.actor.forward(
+                self.numerics,
+                &obs,
+                self.arch.takes_objective().then_some(&w),
+            );
+            to_vec(&mean.view([-1]))
+        })
+    }
+
+    /// Batched inference without gradients on flat CPU slices: normalized rows `[n,
+    /// input_dim]` and objectives `[n, 3]` (ignored by networks without a preference
     /// sub-network) in; action means `[n]`, values `[n]` and the log std out.
     pub fn infer(&self, obs: &[f32], objectives: &[f32], device: tch::Device) -> Inference {
         let n = (objectives.len() / OBJECTIVE_DIM) as i64;
         tch::no_grad(|| {
             let obs = Tensor::from_slice(obs)
-                .view([n, self.arch.obs_dim as i64])
+                .view([n, self.arch.input_dim() as i64])
                 .to_device(device);
             let w = Tensor::from_slice(objectives)
                 .view([n, OBJECTIVE_DIM as i64])

@@ -110,6 +110,17 @@ impl RunningMeanStd {
         self.count += nf;
     }
 
+    /// The statistics of the first `n` values of a row (the actor's observation, when rows carry
+    /// a centralized critic's global state after it).
+    pub fn prefix(&self, n: usize) -> RunningMeanStd {
+        let n = n.min(self.dim());
+        RunningMeanStd {
+            mean: self.mean[..n].to_vec(),
+            var: self.var[..n].to_vec(),
+            count: self.count,
+        }
+    }
+
     /// The frozen statistics, as an exported policy stores them.
     pub fn frozen(&self) -> mocc_policy::Normalization {
         mocc_policy::Normalization {

@@ -89,6 +89,11 @@ pub struct PpoConfig {
     /// Scaled rewards are clipped to +-this (CleanRL: 10).
     #[serde(default = "d_clip_reward")]
     pub clip_reward: f64,
+    /// Value normalization as MAPPO does it (`crate::value_norm`): the critic learns returns
+    /// standardized by running, debiased moments, and its outputs are mapped back before GAE.
+    /// Off by default (the shipped runs trained without it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub value_norm: bool,
     /// Threads each minibatch's gradient is computed on (data parallel: the minibatch is split
     /// into near-equal parts, each run forward and backward on its own copy of the model, and
     /// the gradients are averaged with the parts' sizes as weights before one Adam step). The
@@ -170,6 +175,7 @@ impl Default for PpoConfig {
             adam_eps: d_eps(),
             normalize_reward: false,
             clip_reward: d_clip_reward(),
+            value_norm: false,
             update_workers: d_update_workers(),
             numerics: Numerics::Native,
         }

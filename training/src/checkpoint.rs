@@ -104,6 +104,9 @@ pub struct CheckpointState {
     /// checkpoints).
     #[serde(default)]
     pub reward_norm: Option<RewardScaler>,
+    /// Return statistics of value normalization (absent when `ppo.value_norm` is off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_norm: Option<mocc_agents::ValueNorm>,
     /// The trainer's RNG (action noise, minibatch order).
     pub rng: ChaCha8Rng,
     /// Mean episodic return of the recent episodes at save time, if any finished.
@@ -195,7 +198,13 @@ impl CheckpointState {
     /// weight or optimizer moment is NaN or infinite. `Err` names the field.
     pub fn validate(&self, tensors: &HashMap<String, Tensor>) -> Result<(), String> {
         let dim = match &self.config.scenario {
-            ScenarioRef::Inline(s) => s.observation.obs_len(),
+            ScenarioRef::Inline(s) => {
+                let slots = s.observed_senders().len();
+                self.config
+                    .agent
+                    .architecture_for(s.observation.obs_len(), slots)
+                    .input_dim()
+            }
             ScenarioRef::Path(_) => self.obs_norm.dim(),
         };
         self.obs_norm
@@ -207,6 +216,9 @@ impl CheckpointState {
                 "obs_norm.count: must be finite and > 0 (got {})",
                 self.obs_norm.count
             ));
+        }
+        if self.value_norm.as_ref().is_some_and(|v| !v.is_finite()) {
+            return Err("value_norm: its moments must be finite".into());
         }
         if let Some(r) = &self.reward_norm {
             r.return_stats
@@ -467,10 +479,13 @@ impl Checkpoint {
         resolve_device(self.state.config.device).unwrap_or(Device::Cpu)
     }
 
-    /// The network for observations of `obs_dim` on `device`, weights loaded and frozen.
-    pub fn frozen_model(&self, obs_dim: usize, device: Device) -> Result<FrozenModel, String> {
+    /// The run's network on `device`, weights loaded and frozen.
+    pub fn frozen_model(&self, device: Device) -> Result<FrozenModel, String> {
         let mut vs = nn::VarStore::new(device);
-        let arch = self.state.config.agent.architecture(obs_dim);
+        let scenario = self
+            .scenario()
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let arch = self.state.config.agent.architecture_of(&scenario);
         // With the kernels the run trained with; the initial weights are overwritten.
         let numerics = self.state.config.ppo.numerics;
         let model = ActorCritic::unseeded(&vs.root(), arch, numerics);

@@ -11,8 +11,12 @@ impl Actor for FrozenModel {
     /// One network: the modes do not matter.
     fn mean_actions(&self, _modes: &[Mode], raw_obs: &[f32], objectives: &[f32]) -> Vec<f32> {
         let mut normalized = vec![0.0f32; raw_obs.len()];
-        self.obs_norm.normalize(raw_obs, &mut normalized);
-        self.model.infer(&normalized, objectives, self.device).mean
+        // The actor's share of the statistics (a centralized critic's rows are wider).
+        let obs_dim = self.model.architecture().obs_dim;
+        self.obs_norm
+            .prefix(obs_dim)
+            .normalize(raw_obs, &mut normalized);
+        self.model.infer_actor(&normalized, objectives, self.device)
     }
 
     fn takes_objective(&self) -> bool {
@@ -31,7 +35,7 @@ pub fn load_policy(path: &Path) -> Result<LoadedPolicy, PolicyLoadError> {
         PolicyLoadError::Invalid(format!("training scenario of {}: {e}", ckpt.path.display()))
     })?;
     let frozen = ckpt
-        .frozen_model(scenario.obs_len(), ckpt.device())
+        .frozen_model(ckpt.device())
         .map_err(PolicyLoadError::Invalid)?;
     Ok(LoadedPolicy::learned(
         path.display().to_string(),

@@ -120,7 +120,7 @@ pub fn export_checkpoint(
     let scenario = ckpt
         .scenario()
         .map_err(|e| mismatch(format!("training scenario: {e}")))?;
-    let arch = state.config.agent.architecture(scenario.obs_len());
+    let arch = state.config.agent.architecture_of(&scenario);
     let log_std = tensors
         .get("log_std")
         .map(|t| t.double_value(&[0]))
@@ -140,22 +140,17 @@ pub fn export_checkpoint(
         exported_by: options.exported_by.clone(),
         ..Provenance::default()
     };
-    let spec = policy_spec(
-        &arch,
-        log_std,
-        &state.obs_norm,
-        scenario.config(),
-        provenance,
-    );
+    // The actor's share of the statistics (a centralized critic's rows carry the global
+    // state after the observation).
+    let obs_norm = state.obs_norm.prefix(arch.obs_dim);
+    let spec = policy_spec(&arch, log_std, &obs_norm, scenario.config(), provenance);
     let staged = StagedDir::replacing(out, EXPORT_FOLDER).map_err(PolicyError::from)?;
     let spec = mocc_outputs::write_export(staged.path(), spec, &weights)?;
     if options.torchscript {
-        let frozen = ckpt
-            .frozen_model(scenario.obs_len(), tch::Device::Cpu)
-            .map_err(mismatch)?;
+        let frozen = ckpt.frozen_model(tch::Device::Cpu).map_err(mismatch)?;
         let path = staged.path().join(TORCHSCRIPT_FILE);
         ensure_room_for_torchscript(&path, &weights)?;
-        write_torchscript(&frozen.model, &state.obs_norm, &path).map_err(mismatch)?;
+        write_torchscript(&frozen.model, &obs_norm, &path).map_err(mismatch)?;
     }
     staged.commit().map_err(PolicyError::from)?;
     Ok(spec)
@@ -209,11 +204,7 @@ pub fn write_torchscript(
     let module = tch::no_grad(|| {
         tch::CModule::create_by_tracing("MoccPolicy", "forward", &[obs, w], &mut |inputs| {
             let z = ((&inputs[0] - &mean) / &std).clamp(-clip, clip);
-            vec![
-                model
-                    .forward(&z, takes_objective.then_some(&inputs[1]))
-                    .mean,
-            ]
+            vec![model.actor_mean(&z, takes_objective.then_some(&inputs[1]))]
         })
     })
     .map_err(|e| format!("tracing the TorchScript module: {e}"))?;

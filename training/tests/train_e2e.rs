@@ -323,3 +323,54 @@ fn shared_link_training_is_thread_count_independent_and_resumes_exactly() {
     assert_eq!(weights(&second), one, "a resumed multi-flow run differs");
     assert_eq!(second.schedule().cloned(), schedule);
 }
+
+/// configs/tiny-flows.yaml: 1-4 learned flows drawn per episode, team reward terms, a
+/// centralized critic, and (here) value normalization: the run is the same on one and two
+/// simulator threads and resumes bit for bit; the critic reads the global state and the actor
+/// does not, so the export is the same actor a local critic would export.
+#[test]
+fn many_flows_with_a_central_critic_are_thread_independent_and_resume_exactly() {
+    let _g = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let cfg = |threads: &str| config("tiny-flows.yaml", &[threads, "ppo.value_norm=true"]);
+    let full = |threads: &str, name: &str| {
+        let mut t = Trainer::new(&cfg(threads), &temp_dir(name)).unwrap();
+        let s = t.run(None, |_| {}).unwrap();
+        (weights(&t), s.env_steps)
+    };
+    let (one, steps) = full("threads=1", "flows-1");
+    let (two, _) = full("threads=2", "flows-2");
+    assert_eq!(one, two, "thread count changed a many-flows run");
+    let split_dir = temp_dir("flows-split");
+    let mut first = Trainer::new(&cfg("threads=2"), &split_dir).unwrap();
+    first.run(Some(4), |_| {}).unwrap();
+    drop(first);
+    let mut second = Trainer::resume(&split_dir).unwrap();
+    let summary = second.run(None, |_| {}).unwrap();
+    assert_eq!(summary.env_steps, steps);
+    assert_eq!(weights(&second), one, "a resumed many-flows run differs");
+    // The critic's first layer reads observation, preference and global state; the actor's
+    // observation and preference only.
+    let tensors: std::collections::HashMap<String, tch::Tensor> =
+        second.var_store().variables().into_iter().collect();
+    let width = |name: &str| tensors[name].size()[1];
+    let global = mocc_gym::global_state_len(4) as i64;
+    assert_eq!(width("vf.l0.weight"), width("pi.l0.weight") + global);
+    let (state, _) = checkpoint::load(&summary.final_checkpoint).unwrap();
+    assert!(
+        state.value_norm.is_some(),
+        "the return statistics are saved"
+    );
+    // The export is the actor alone with the actor's share of the statistics.
+    let export = temp_dir("flows-export");
+    let spec = mocc_training::export::export_checkpoint(
+        &summary.final_checkpoint,
+        &export,
+        &mocc_training::export::ExportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        spec.observation.normalization.mean.len(),
+        spec.architecture.obs_dim
+    );
+    mocc_policy::Policy::load(&export).unwrap();
+}

@@ -14,6 +14,20 @@ pub enum Preset {
     Mocc,
 }
 
+/// What the critic reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CriticKind {
+    /// What the actor reads: the flow's own observation (and objective).
+    #[default]
+    Local,
+    /// The flow's observation and, during training only, the global state: the bottleneck's
+    /// queue and load and every learned flow's state, padded to the scenario's slots with
+    /// masks for absent flows (MAPPO's centralized value; `mocc_gym::env::global_state`). The
+    /// actor and the export stay local.
+    Central,
+}
+
 /// The agent's networks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +53,13 @@ pub struct AgentConfig {
     /// Lower bound on the policy's log std (none: free).
     #[serde(default)]
     pub min_log_std: Option<f64>,
+    /// What the critic reads: `local` (default) or `central`.
+    #[serde(default, skip_serializing_if = "is_local")]
+    pub critic: CriticKind,
+}
+
+fn is_local(c: &CriticKind) -> bool {
+    *c == CriticKind::Local
 }
 
 fn default_preset() -> Preset {
@@ -55,6 +76,7 @@ impl Default for AgentConfig {
             preference: None,
             init_log_std: None,
             min_log_std: None,
+            critic: CriticKind::Local,
         }
     }
 }
@@ -109,5 +131,21 @@ impl AgentConfig {
         }
         a.min_log_std = self.min_log_std;
         a
+    }
+
+    /// The architecture for a scenario with observations of `obs_dim` and `slots` learned
+    /// senders per env: with a centralized critic, its global state's width after them.
+    pub fn architecture_for(&self, obs_dim: usize, slots: usize) -> Architecture {
+        let mut a = self.architecture(obs_dim);
+        if self.critic == CriticKind::Central {
+            a.global_dim = mocc_gym::global_state_len(slots);
+        }
+        a
+    }
+
+    /// The architecture of a run on `scenario`.
+    pub fn architecture_of(&self, scenario: &mocc_gym::Scenario) -> Architecture {
+        let slots = scenario.config().observed_senders().len();
+        self.architecture_for(scenario.obs_len(), slots)
     }
 }

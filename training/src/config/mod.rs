@@ -12,7 +12,7 @@ mod scenario_ref;
 mod tests;
 mod train;
 
-pub use agent::{AgentConfig, Preset};
+pub use agent::{AgentConfig, CriticKind, Preset};
 pub use budget::BudgetConfig;
 pub use checkpoint::CheckpointConfig;
 pub use error::{plain_message, ConfigError};

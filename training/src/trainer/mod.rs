@@ -192,6 +192,25 @@ fn start_afresh(run_dir: &Path) -> Result<(), TrainError> {
     Ok(())
 }
 
+/// The rows the learner reads for `lanes`, in order, into `out`: each lane's observation and,
+/// with a centralized critic, its global state after it; the current ones, or (`ended`) those
+/// the lanes' last trajectories ended on.
+fn learner_rows(venv: &VecEnv, lanes: &[usize], ended: bool, out: &mut Vec<f32>) {
+    let (d, g) = (venv.obs_len(), venv.global_state_len());
+    let (obs, global) = if ended {
+        (venv.final_observations(), venv.final_global_states())
+    } else {
+        (venv.observations(), venv.global_states())
+    };
+    out.clear();
+    for &lane in lanes {
+        out.extend_from_slice(&obs[lane * d..(lane + 1) * d]);
+        if g > 0 {
+            out.extend_from_slice(&global[lane * g..(lane + 1) * g]);
+        }
+    }
+}
+
 /// Copies rows `rows` of a `[_, width]` matrix into `out`, in order.
 fn gather_rows(matrix: &[f32], width: usize, rows: &[usize], out: &mut Vec<f32>) {
     out.clear();
@@ -266,8 +285,12 @@ impl Trainer {
         init_torch_threads(cfg.torch_threads);
         let device = resolve_device(cfg.device)?;
         let first_env = world.rank() * cfg.envs;
-        let venv = VecEnv::new_from(scenario.clone(), first_env, cfg.envs, cfg.seed, cfg.threads)?;
-        let arch = cfg.agent.architecture(scenario.obs_len());
+        let mut venv =
+            VecEnv::new_from(scenario.clone(), first_env, cfg.envs, cfg.seed, cfg.threads)?;
+        let arch = cfg.agent.architecture_of(&scenario);
+        if arch.global_dim > 0 {
+            venv = venv.with_global_state();
+        }
         let lanes = venv.lanes();
         let learner =
             PpoLearner::new(arch, cfg.ppo, lanes, cfg.seed, device).with_world(world.clone());
@@ -388,7 +411,9 @@ impl Trainer {
     /// returns the rollout's network statistics.
     fn collect_rollout(&mut self, groups: &[u8]) -> MiStats {
         let lanes = self.venv.lanes();
-        let d = self.venv.obs_len();
+        let g = self.venv.global_state_len();
+        let every_lane: Vec<usize> = (0..lanes).collect();
+        let mut final_rows: Vec<f32> = Vec::new();
         let objectives = self.venv.objectives().to_vec();
         let mut ready: Vec<usize> = Vec::with_capacity(lanes);
         let mut ready_obs: Vec<f32> = Vec::new();
@@ -403,21 +428,21 @@ impl Trainer {
             ready.clear();
             ready.extend_from_slice(self.venv.ready_lanes());
             let k = ready.len();
-            if k == lanes {
+            if k == lanes && g == 0 {
                 self.learner
                     .act(&ready, self.venv.observations(), &objectives, &mut actions);
             } else {
-                gather_rows(self.venv.observations(), d, &ready, &mut ready_obs);
+                learner_rows(&self.venv, &ready, false, &mut ready_obs);
                 gather_rows(&objectives, 3, &ready, &mut ready_objectives);
                 self.learner
                     .act(&ready, &ready_obs, &ready_objectives, &mut actions[..k]);
             }
             self.timing.inference_seconds += tic.elapsed().as_secs_f64();
             let tic = Instant::now();
-            let step = self
-                .venv
+            self.venv
                 .step(&actions[..k])
                 .expect("one action per ready lane");
+            let step = self.venv.view();
             let mut completed = 0u64;
             for (info, _) in step.infos.iter().zip(step.completed).filter(|(_, &c)| c) {
                 net.add(info);
@@ -425,12 +450,18 @@ impl Trainer {
             }
             self.timing.sim_seconds += tic.elapsed().as_secs_f64();
             let tic = Instant::now();
+            let final_observations = if g == 0 {
+                step.final_observations
+            } else {
+                learner_rows(&self.venv, &every_lane, true, &mut final_rows);
+                &final_rows
+            };
             self.learner.record(&StepOutcome {
                 completed: step.completed,
                 rewards: step.rewards,
                 terminated: step.terminated,
                 truncated: step.truncated,
-                final_observations: step.final_observations,
+                final_observations,
                 objectives: &objectives,
             });
             self.timing.inference_seconds += tic.elapsed().as_secs_f64();
@@ -485,9 +516,17 @@ impl Trainer {
     fn update(&mut self) -> Result<LossStats, TrainError> {
         let tic = Instant::now();
         let progress = self.counters.updates as f64 / self.total_updates as f64;
+        let next = if self.venv.global_state_len() == 0 {
+            self.venv.observations().to_vec()
+        } else {
+            let every_lane: Vec<usize> = (0..self.venv.lanes()).collect();
+            let mut rows = Vec::new();
+            learner_rows(&self.venv, &every_lane, false, &mut rows);
+            rows
+        };
         let stats = self
             .learner
-            .update(self.venv.observations(), self.venv.objectives(), progress)
+            .update(&next, self.venv.objectives(), progress)
             .map_err(|source| TrainError::NonFinite {
                 iteration: self.counters.updates + 1,
                 source,

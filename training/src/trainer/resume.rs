@@ -94,6 +94,7 @@ impl Trainer {
                     adam_step: state.adam_step,
                     obs_norm: state.obs_norm,
                     reward_norm,
+                    value_norm: state.value_norm,
                     rng: state.rng,
                 },
             )
@@ -154,6 +155,7 @@ impl Trainer {
             adam_step: learner.adam_step,
             obs_norm: learner.obs_norm,
             reward_norm: learner.reward_norm,
+            value_norm: learner.value_norm,
             rng: learner.rng,
             recent_return,
             envs,
