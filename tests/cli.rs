@@ -1531,23 +1531,37 @@ fn the_shipped_recipe_builds_its_pair_on_a_tiny_budget() {
         spec["action"]["mode_switch"]["probe_after_s"], 8.0,
         "{spec}"
     );
-    // Trained as deployed: each half's trained rule is its rule but for the declared switch.
+    // Deployed under the fast-link rule and capacity trains its stages did not train with:
+    // each half's provenance keeps the trained rule and names every untrained part.
     for half in ["export/policy.json", "export/competitive/policy.json"] {
         let spec = read_json(&out.join(half));
-        let mut deployed = spec["action"].clone();
-        deployed.as_object_mut().unwrap().remove("mode_switch");
         let trained = &spec["provenance"]["trained_rule"];
-        assert_eq!(trained["action"], deployed, "{half}");
-        assert_eq!(
-            trained["capacity_trains"],
-            spec["observation"]["capacity_trains"]
-        );
-        assert!(deployed["startup"].is_object(), "{half}");
-        assert_eq!(deployed["max_rate_pps"], 100000.0, "{half}");
+        assert_eq!(trained["action"]["max_rate_pps"], 5000.0, "{half}");
+        assert!(trained["action"].get("startup").is_none(), "{half}");
+        assert!(trained.get("capacity_trains").is_none(), "{half}");
+        assert!(spec["action"]["startup"].is_object(), "{half}");
+        assert_eq!(spec["action"]["max_rate_pps"], 100000.0, "{half}");
+        assert_eq!(spec["observation"]["capacity_trains"]["packets"], 3);
     }
-    let untrained = &spec["provenance"]["untrained"];
-    assert_eq!(untrained.as_array().unwrap().len(), 1, "{untrained}");
-    assert_eq!(untrained[0]["part"], "action.mode_switch");
+    let untrained: Vec<&str> = spec["provenance"]["untrained"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|part| {
+            assert_eq!(part["declared_by"], "configs/recipes/mocc-pair.yaml");
+            part["part"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        untrained,
+        [
+            "action.mode_switch",
+            "action.max_rate_pps",
+            "action.binomial_increase",
+            "action.startup",
+            "observation.capacity_trains"
+        ]
+    );
     let report = read_json(&out.join("report.json"));
     let groups = &report["count"]["groups"];
     assert_eq!(groups[0][0], "sharing");
