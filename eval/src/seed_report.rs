@@ -330,6 +330,29 @@ fn number(v: Option<f64>) -> String {
     }
 }
 
+/// The y range a compared policy's line may take in a check's panel: the seeds' values, the
+/// interval and the bounds, widened by their own span on each side, so that one policy far
+/// away (BBR at 11 times Cubic's rate) does not flatten the seeds into one line.
+fn own_range(c: &CheckSummary) -> (f64, f64) {
+    let own = c
+        .values
+        .iter()
+        .flatten()
+        .copied()
+        .chain(c.iqm)
+        .chain(c.ci95.into_iter().flat_map(|ci| [ci.low, ci.high]))
+        .chain(c.at_least)
+        .chain(c.at_most);
+    let (lo, hi) = own.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !lo.is_finite() {
+        return (f64::NEG_INFINITY, f64::INFINITY);
+    }
+    let span = (hi - lo).max(1e-3 * hi.abs().max(1.0));
+    (lo - span, hi + span)
+}
+
 impl SeedReport {
     /// The report as a Markdown page: the count per seed, how many seeds meet how many
     /// targets, then one table row per check.
@@ -438,7 +461,7 @@ impl SeedReport {
         md
     }
 
-    /// The figure: one panel per check, each seed's value as a dot, the IQM and its interval as
+        /// The figure: one panel per check, each seed's value as a dot, the IQM and its interval as
     /// dashed and dotted lines, the bound in grey, each compared policy's value in its colour.
     pub fn figure(&self, out: &Path) -> Result<(), SeedReportError> {
         let n = self.seeds.len() as f64;
@@ -497,23 +520,32 @@ impl SeedReport {
                         style: bound_style,
                     });
                 }
+                let (lo, hi) = own_range(c);
+                let mut off_scale = Vec::new();
                 for (a, style) in c.against.iter().zip(&against_styles) {
-                    if let Some(v) = a.value {
-                        lines.push(Line {
-                            label: a.policy.clone(),
-                            points: span(v),
-                            style: *style,
-                        });
+                    let Some(v) = a.value else { continue };
+                    if v < lo || v > hi {
+                        off_scale.push(format!("{} {}", a.policy, number(Some(v))));
+                        continue;
                     }
+                    lines.push(Line {
+                        label: a.policy.clone(),
+                        points: span(v),
+                        style: *style,
+                    });
                 }
-                let network = c
-                    .network
-                    .as_deref()
-                    .map_or(String::new(), |n| format!(" {n}"));
+                let title = match c.network.as_deref() {
+                    Some(network) => format!("{} on {network}", t.target),
+                    None => t.target.clone(),
+                };
+                let mut y_label = format!("{} {}", c.of, c.metric);
+                if !off_scale.is_empty() {
+                    y_label = format!("{y_label} (off scale: {})", off_scale.join(", "));
+                }
                 let mut panel = Panel::new(
-                    format!("{}: {} {}{network}", t.target, c.of, c.metric),
+                    title,
                     Axis::linear("seed (index)").range(0.5, n + 0.5),
-                    Axis::linear(c.metric.clone()),
+                    Axis::linear(y_label),
                     lines,
                 );
                 panel.markers = true;

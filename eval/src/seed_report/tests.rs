@@ -123,3 +123,28 @@ fn the_figure_draws_a_panel_per_check() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A compared policy's line stays in a panel when its value lies within the seeds' own range
+/// (values, interval, bounds) widened by that range's span on each side.
+#[test]
+fn a_panel_keeps_compared_lines_near_the_seeds() {
+    let summary = CheckSummary {
+        metric: "friendliness.ratio".into(),
+        of: "min".into(),
+        bound: "in [0.5, 2]".into(),
+        at_least: Some(0.5),
+        at_most: Some(2.0),
+        network: None,
+        values: vec![Some(0.7), None, Some(0.9)],
+        iqm: Some(0.8),
+        ci95: Some(Interval {
+            low: 0.7,
+            high: 0.9,
+        }),
+        against: vec![],
+    };
+    // Own values span 0.5 to 2 (the bounds): widened by 1.5 each side.
+    let (lo, hi) = own_range(&summary);
+    assert!((lo - -1.0).abs() < 1e-12 && (hi - 3.5).abs() < 1e-12, "{lo} {hi}");
+    assert!(!(lo..=hi).contains(&11.5), "BBR's 11.5 is drawn off scale");
+}
