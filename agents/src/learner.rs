@@ -22,7 +22,7 @@
 use crate::adam::Adam;
 use crate::collective::{Collective, SingleProcess};
 use crate::gaussian;
-use crate::model::{load_weights, ActorCritic, Architecture};
+use crate::model::{load_weights, load_weights_into_central, ActorCritic, Architecture};
 use crate::obs_norm::RunningMeanStd;
 use crate::ppo::{self, LossStats, Replicas, UpdateError};
 use crate::ppo_config::PpoConfig;
@@ -424,15 +424,25 @@ impl PpoLearner {
 
     /// Starts from a pretrained model's weights and observation statistics (Adam and the RNG
     /// start afresh). A pretrained reward scale is kept, since the critic learned values in it.
+    /// A learner with a centralized critic starts from one with a local critic: the actor as
+    /// saved, the critic reading the global state through zero weights at first
+    /// ([`load_weights_into_central`]), its statistics fresh ([`RunningMeanStd::widened`]).
     pub fn load_pretrained(
         &mut self,
         tensors: &HashMap<String, Tensor>,
         obs_norm: &RunningMeanStd,
         reward_norm: Option<&RewardScaler>,
     ) -> Result<(), String> {
-        self.check_obs_dim(obs_norm)?;
-        load_weights(&self.vs, tensors)?;
-        self.obs_norm = obs_norm.clone();
+        let arch = self.model.architecture().clone();
+        if arch.global_dim > 0 && obs_norm.dim() == arch.obs_dim {
+            // A run with a centralized critic from one trained with a local critic.
+            load_weights_into_central(&self.vs, tensors, &arch)?;
+            self.obs_norm = obs_norm.widened(arch.input_dim());
+        } else {
+            self.check_obs_dim(obs_norm)?;
+            load_weights(&self.vs, tensors)?;
+            self.obs_norm = obs_norm.clone();
+        }
         if let (Some(mine), Some(saved)) = (&mut self.reward_norm, reward_norm) {
             *mine = saved.with_envs(self.lanes);
         }
@@ -526,6 +536,58 @@ mod tests {
             assert_eq!(na, nb);
             assert!(ta.equal(tb), "{na} differs after the same update");
         }
+    }
+
+    /// A run with a centralized critic fine-tunes a policy trained with a local one: the actor
+    /// acts as saved, the critic values every row as the saved critic valued its observation
+    /// whatever the global state, and the observation's statistics carry over.
+    #[test]
+    fn a_central_critic_starts_from_a_local_one_as_it_was() {
+        let cfg = PpoConfig {
+            num_steps: 2,
+            num_minibatches: 1,
+            update_epochs: 1,
+            ..PpoConfig::default()
+        };
+        let mut local = PpoLearner::new(Architecture::mocc(6), cfg.clone(), ENVS, 3, Device::Cpu);
+        train_once(&mut local);
+        let tensors: HashMap<String, Tensor> = local.tensors().into_iter().collect();
+        let central_arch = Architecture {
+            global_dim: 4,
+            ..Architecture::mocc(6)
+        };
+        let mut central = PpoLearner::new(central_arch, cfg, ENVS, 5, Device::Cpu);
+        central
+            .load_pretrained(&tensors, &local.obs_norm, None)
+            .expect("a local critic widens");
+        let obs = obs(1);
+        let rows: Vec<f32> = obs
+            .chunks(6)
+            .enumerate()
+            .flat_map(|(i, o)| {
+                let global = [0.9, -0.4, 0.2 * i as f32, 1.0];
+                o.iter().copied().chain(global)
+            })
+            .collect();
+        let w = [0.6f32, 0.3, 0.1].repeat(ENVS);
+        let saved = local.model.infer(&obs, &w, Device::Cpu);
+        let widened = central.model.infer(&rows, &w, Device::Cpu);
+        for (a, b) in saved.mean.iter().zip(&widened.mean) {
+            assert!((a - b).abs() < 1e-6, "actor: {a} against {b}");
+        }
+        for (a, b) in saved.value.iter().zip(&widened.value) {
+            assert!((a - b).abs() < 1e-5, "critic: {a} against {b}");
+        }
+        assert_eq!(central.obs_norm.dim(), 10);
+        assert_eq!(central.obs_norm.prefix(6), local.obs_norm);
+        assert_eq!(&central.obs_norm.var[6..], &[1.0; 4]);
+        // A network of another observation size is still refused.
+        let other = Architecture {
+            global_dim: 4,
+            ..Architecture::mocc(7)
+        };
+        let mut wrong = PpoLearner::new(other, PpoConfig::default(), ENVS, 5, Device::Cpu);
+        assert!(wrong.load_pretrained(&tensors, &local.obs_norm, None).is_err());
     }
 
     #[test]

@@ -508,6 +508,40 @@ pub fn load_weights(
     Ok(())
 }
 
+/// Copies `tensors` of a network with a local critic into `vs`, whose critic is centralized
+/// (`arch.global_dim > 0`): every variable as [`load_weights`] does, but the critic's first
+/// layer, which reads the global state besides, takes the saved columns for the observation and
+/// the preference output and zeros for the global state, so the critic starts as the saved one.
+pub fn load_weights_into_central(
+    vs: &nn::VarStore,
+    tensors: &std::collections::HashMap<String, Tensor>,
+    arch: &Architecture,
+) -> Result<(), String> {
+    const FIRST: &str = "vf.l0.weight";
+    let src = tensors
+        .get(FIRST)
+        .ok_or_else(|| format!("lacks weight {FIRST}"))?;
+    let (obs, global) = (arch.obs_dim as i64, arch.global_dim as i64);
+    let size = src.size();
+    if size.len() != 2 || size[1] < obs {
+        return Err(format!("weight {FIRST} has shape {size:?}, not a local critic's"));
+    }
+    let widened = Tensor::cat(
+        &[
+            src.narrow(1, 0, obs),
+            Tensor::zeros([size[0], global], (src.kind(), src.device())),
+            src.narrow(1, obs, size[1] - obs),
+        ],
+        1,
+    );
+    let mut local: std::collections::HashMap<String, Tensor> = tensors
+        .iter()
+        .map(|(name, t)| (name.clone(), t.shallow_clone()))
+        .collect();
+    local.insert(FIRST.to_string(), widened);
+    load_weights(vs, &local)
+}
+
 /// Result of [`ActorCritic::infer`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Inference {

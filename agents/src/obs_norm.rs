@@ -121,6 +121,21 @@ impl RunningMeanStd {
         }
     }
 
+    /// These statistics widened to `dim` components: the new ones start at mean 0 and variance 1
+    /// (a centralized critic's global state after an actor's observation; its values are
+    /// already ratios of order one) and share the samples' count.
+    pub fn widened(&self, dim: usize) -> RunningMeanStd {
+        let mut mean = self.mean.clone();
+        let mut var = self.var.clone();
+        mean.resize(dim.max(self.dim()), 0.0);
+        var.resize(dim.max(self.dim()), 1.0);
+        RunningMeanStd {
+            mean,
+            var,
+            count: self.count,
+        }
+    }
+
     /// The frozen statistics, as an exported policy stores them.
     pub fn frozen(&self) -> mocc_policy::Normalization {
         mocc_policy::Normalization {
