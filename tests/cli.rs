@@ -71,6 +71,7 @@ fn every_subcommand_has_help() {
         vec!["bench", "--help"],
         vec!["bench", "env", "--help"],
         vec!["bench", "policy", "--help"],
+        vec!["bench", "train", "--help"],
         vec!["bench", "numerics", "--help"],
         vec!["export", "--help"],
         vec!["pair", "--help"],
@@ -236,6 +237,27 @@ fn bench_env_prints_rates() {
         assert!(j[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {j}");
     }
     assert_eq!(j["env_steps"], 400);
+}
+
+/// `mocc bench train` trains the shipped bench config at each flow count (tiny here) and prints
+/// one row per count, in the order asked; a bad count is refused by name.
+#[test]
+fn bench_train_prints_a_row_per_flow_count() {
+    let j = stdout_json(&mocc(&[
+        "bench", "train", "--flows", "1,3", "--updates", "1", "--repeats", "1", "--set",
+        "ppo.num_steps=16", "--set", "envs=2",
+    ]));
+    let rows = j.as_array().expect("a list of rows");
+    assert_eq!(rows.len(), 2, "{j}");
+    for (row, flows) in rows.iter().zip([1, 3]) {
+        assert_eq!(row["flows"], flows, "{j}");
+        assert_eq!(row["updates"], 1, "{j}");
+        for key in ["env_steps", "env_steps_per_sec", "updates_per_sec", "wall_seconds"] {
+            assert!(row[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {j}");
+        }
+    }
+    let out = mocc(&["bench", "train", "--flows", "0", "--updates", "1"]);
+    assert_fails_naming(&out, "learned_flows.count");
 }
 
 #[test]

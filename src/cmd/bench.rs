@@ -2,7 +2,11 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use mocc_training::bench::{bench_env, bench_numerics, bench_policy, EnvBenchSpec};
+use mocc_training::bench::{
+    bench_env, bench_numerics, bench_policy, bench_train, fixed_flows_override, EnvBenchSpec,
+    TrainBenchRow,
+};
+use mocc_training::config::LoadedConfig;
 use mocc_training::checkpoint_policy::load_policy;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,6 +22,9 @@ pub struct BenchArgs {
 enum BenchTarget {
     /// Simulator throughput: env steps, events and packets per second.
     Env(EnvArgs),
+    /// Learning throughput (env steps and PPO updates per second, whole training loop) at each
+    /// number of learned flows per bottleneck.
+    Train(TrainBenchArgs),
     /// Decision latency of the libtorch-free runtime (mocc-policy's Controller) on one core.
     Policy(PolicyArgs),
     /// This machine's numerics fingerprints (native and portable) and what portable numerics
@@ -44,6 +51,26 @@ struct QuicArgs {
     /// Downloads per rate (alternating the rates; the medians are reported).
     #[arg(long, default_value_t = 3)]
     repeats: u32,
+}
+
+/// Arguments of `mocc bench train`.
+#[derive(Debug, Args)]
+struct TrainBenchArgs {
+    /// Training config; its scenario's `learned_flows.count` is held at each --flows.
+    #[arg(long, default_value = "configs/bench-train.yaml")]
+    config: PathBuf,
+    /// Learned flows per bottleneck, one measurement each.
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 8, 32])]
+    flows: Vec<u32>,
+    /// PPO updates per measurement.
+    #[arg(long, default_value_t = 5)]
+    updates: u64,
+    /// Timed repeats (the flow counts alternate within each; medians are reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: u32,
+    /// Override a config value (repeatable), as `mocc train --set`.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
 }
 
 /// Arguments of `mocc bench numerics`.
@@ -121,6 +148,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             let report = bench_env(&spec)?;
             super::print_line(serde_json::to_string(&report)?)?;
         }
+        BenchTarget::Train(a) => {
+            super::check_count("updates", a.updates, MAX_BENCH_STEPS)?;
+            super::check_count("repeats", u64::from(a.repeats), MAX_REPEATS)?;
+            let rows = bench_train_rows(&a)?;
+            super::print_line(serde_json::to_string(&rows)?)?;
+        }
         BenchTarget::Policy(a) => {
             super::check_count("decisions", a.decisions, MAX_BENCH_STEPS)?;
             super::check_count("repeats", u64::from(a.repeats), MAX_REPEATS)?;
@@ -160,6 +193,50 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Each flow count's medians over `repeats` measurements, the counts alternated within each
+/// repeat; each trains in a temporary folder removed afterwards.
+fn bench_train_rows(a: &TrainBenchArgs) -> anyhow::Result<Vec<TrainBenchRow>> {
+    let mut runs: Vec<Vec<TrainBenchRow>> = vec![Vec::new(); a.flows.len()];
+    for k in 1..=a.repeats.max(1) {
+        for (i, &flows) in a.flows.iter().enumerate() {
+            let mut sets = a.set.clone();
+            sets.push(fixed_flows_override(flows));
+            let loaded = LoadedConfig::load(&a.config, &sets)?;
+            let dir = std::env::temp_dir().join(format!(
+                "mocc-bench-train-{}-{flows}-{k}",
+                std::process::id()
+            ));
+            let row = bench_train(&loaded, flows, a.updates, &dir);
+            let _ = std::fs::remove_dir_all(&dir);
+            let row = row?;
+            eprintln!(
+                "{flows} flows, run {k}/{}: {}",
+                a.repeats,
+                serde_json::to_string(&row)?
+            );
+            runs[i].push(row);
+        }
+    }
+    Ok(runs.iter().map(|r| median_train_row(r)).collect())
+}
+
+/// The median of each rate over `rows` (at least one, of one flow count).
+fn median_train_row(rows: &[TrainBenchRow]) -> TrainBenchRow {
+    use mocc_eval::results::median;
+    let m = |f: fn(&TrainBenchRow) -> f64| median(rows.iter().map(f).collect());
+    TrainBenchRow {
+        flows: rows[0].flows,
+        env_steps_per_sec: m(|r| r.env_steps_per_sec),
+        updates_per_sec: m(|r| r.updates_per_sec),
+        env_steps: rows[0].env_steps,
+        updates: rows[0].updates,
+        wall_seconds: m(|r| r.wall_seconds),
+        sim_seconds: m(|r| r.sim_seconds),
+        inference_seconds: m(|r| r.inference_seconds),
+        update_seconds: m(|r| r.update_seconds),
+    }
 }
 
 /// Each rate's medians over `repeats` downloads, the rates alternated within each repeat.

@@ -1,4 +1,5 @@
-//! `mocc bench env`: simulator throughput on a VecEnv with a constant action; `mocc bench
+//! `mocc bench env`: simulator throughput on a VecEnv with a constant action; `mocc bench train`:
+//! learning throughput at a number of learned flows per bottleneck; `mocc bench
 //! policy`: the runtime's decision latency; `mocc bench numerics`: this machine's numerics
 //! fingerprints and the cost of portable numerics.
 
@@ -398,4 +399,57 @@ mod tests {
             "the first recorded MI"
         );
     }
+}
+
+/// What `mocc bench train` measured at one number of learned flows per bottleneck.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TrainBenchRow {
+    /// Learned flows in every episode.
+    pub flows: u32,
+    /// Env steps (decisions of any flow) per wall second, updates included.
+    pub env_steps_per_sec: f64,
+    /// PPO updates per wall second.
+    pub updates_per_sec: f64,
+    /// Env steps taken.
+    pub env_steps: u64,
+    /// Updates taken.
+    pub updates: u64,
+    /// Wall seconds of the training loop.
+    pub wall_seconds: f64,
+    /// Of which in the simulator, in inference and in the update.
+    pub sim_seconds: f64,
+    /// Inference seconds.
+    pub inference_seconds: f64,
+    /// Update seconds.
+    pub update_seconds: f64,
+}
+
+/// The override that holds every episode of a `learned_flows:` scenario at `flows` flows.
+pub fn fixed_flows_override(flows: u32) -> String {
+    format!("scenario.learned_flows.count={{min: {flows}, max: {flows}}}")
+}
+
+/// Trains `loaded` for `updates` updates in `run_dir` (a fresh folder the caller removes) and
+/// reports the rates; `flows` is what the row is labelled with.
+pub fn bench_train(
+    loaded: &crate::config::LoadedConfig,
+    flows: u32,
+    updates: u64,
+    run_dir: &std::path::Path,
+) -> Result<TrainBenchRow, crate::trainer::TrainError> {
+    let mut trainer = crate::trainer::Trainer::new(loaded, run_dir)?;
+    let summary = trainer.run(Some(updates), |_| {})?;
+    let wall = summary.wall_seconds.max(1e-9);
+    let done = trainer.counters().updates;
+    Ok(TrainBenchRow {
+        flows,
+        env_steps_per_sec: summary.env_steps as f64 / wall,
+        updates_per_sec: done as f64 / wall,
+        env_steps: summary.env_steps,
+        updates: done,
+        wall_seconds: summary.wall_seconds,
+        sim_seconds: summary.sim_seconds,
+        inference_seconds: summary.inference_seconds,
+        update_seconds: summary.update_seconds,
+    })
 }
