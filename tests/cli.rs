@@ -244,15 +244,30 @@ fn bench_env_prints_rates() {
 #[test]
 fn bench_train_prints_a_row_per_flow_count() {
     let j = stdout_json(&mocc(&[
-        "bench", "train", "--flows", "1,3", "--updates", "1", "--repeats", "1", "--set",
-        "ppo.num_steps=16", "--set", "envs=2",
+        "bench",
+        "train",
+        "--flows",
+        "1,3",
+        "--updates",
+        "1",
+        "--repeats",
+        "1",
+        "--set",
+        "ppo.num_steps=16",
+        "--set",
+        "envs=2",
     ]));
     let rows = j.as_array().expect("a list of rows");
     assert_eq!(rows.len(), 2, "{j}");
     for (row, flows) in rows.iter().zip([1, 3]) {
         assert_eq!(row["flows"], flows, "{j}");
         assert_eq!(row["updates"], 1, "{j}");
-        for key in ["env_steps", "env_steps_per_sec", "updates_per_sec", "wall_seconds"] {
+        for key in [
+            "env_steps",
+            "env_steps_per_sec",
+            "updates_per_sec",
+            "wall_seconds",
+        ] {
             assert!(row[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {j}");
         }
     }

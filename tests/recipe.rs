@@ -254,10 +254,13 @@ fn drop_variant(path: &Path) {
     }
 }
 
+/// An edit of a recipe's text.
+type Edit = Box<dyn Fn(&str) -> String>;
+
 #[test]
 fn bad_recipes_are_refused_before_anything_trains() {
     let out = temp_path("bad");
-    let cases: Vec<(&str, Box<dyn Fn(&str) -> String>, &str)> = vec![
+    let cases: Vec<(&str, Edit, &str)> = vec![
         (
             "unknown-key",
             Box::new(|t: &str| t.replace("seed: 1", "seed: 1\nsede: 2")),

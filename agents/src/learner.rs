@@ -549,7 +549,7 @@ mod tests {
             update_epochs: 1,
             ..PpoConfig::default()
         };
-        let mut local = PpoLearner::new(Architecture::mocc(6), cfg.clone(), ENVS, 3, Device::Cpu);
+        let mut local = PpoLearner::new(Architecture::mocc(6), cfg, ENVS, 3, Device::Cpu);
         train_once(&mut local);
         let tensors: HashMap<String, Tensor> = local.tensors().into_iter().collect();
         let central_arch = Architecture {
@@ -587,7 +587,9 @@ mod tests {
             ..Architecture::mocc(7)
         };
         let mut wrong = PpoLearner::new(other, PpoConfig::default(), ENVS, 5, Device::Cpu);
-        assert!(wrong.load_pretrained(&tensors, &local.obs_norm, None).is_err());
+        assert!(wrong
+            .load_pretrained(&tensors, &local.obs_norm, None)
+            .is_err());
     }
 
     #[test]

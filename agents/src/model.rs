@@ -524,7 +524,9 @@ pub fn load_weights_into_central(
     let (obs, global) = (arch.obs_dim as i64, arch.global_dim as i64);
     let size = src.size();
     if size.len() != 2 || size[1] < obs {
-        return Err(format!("weight {FIRST} has shape {size:?}, not a local critic's"));
+        return Err(format!(
+            "weight {FIRST} has shape {size:?}, not a local critic's"
+        ));
     }
     let widened = Tensor::cat(
         &[

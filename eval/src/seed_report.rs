@@ -276,7 +276,10 @@ fn target_summary(
                         policy: policy.to_string(),
                         value: other.and_then(|x| x.value),
                         probability_of_improvement: other.and_then(|x| {
-                            probability_of_improvement(&[margins.clone()], &[vec![margin(x)]])
+                            probability_of_improvement(
+                                std::slice::from_ref(&margins),
+                                &[vec![margin(x)]],
+                            )
                         }),
                     }
                 })
@@ -289,7 +292,7 @@ fn target_summary(
                 at_most: check.check.at_most,
                 network: check.check.network.clone(),
                 iqm: iqm(&known),
-                ci95: bootstrap.interval(&[known.clone()], |r| iqm(&r[0])),
+                ci95: bootstrap.interval(std::slice::from_ref(&known), |r| iqm(&r[0])),
                 values,
                 against,
             }
@@ -461,7 +464,7 @@ impl SeedReport {
         md
     }
 
-        /// The figure: one panel per check, each seed's value as a dot, the IQM and its interval as
+    /// The figure: one panel per check, each seed's value as a dot, the IQM and its interval as
     /// dashed and dotted lines, the bound in grey, each compared policy's value in its colour.
     pub fn figure(&self, out: &Path) -> Result<(), SeedReportError> {
         let n = self.seeds.len() as f64;

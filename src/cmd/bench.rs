@@ -6,8 +6,8 @@ use mocc_training::bench::{
     bench_env, bench_numerics, bench_policy, bench_train, fixed_flows_override, EnvBenchSpec,
     TrainBenchRow,
 };
-use mocc_training::config::LoadedConfig;
 use mocc_training::checkpoint_policy::load_policy;
+use mocc_training::config::LoadedConfig;
 use std::path::PathBuf;
 use std::sync::Arc;
 

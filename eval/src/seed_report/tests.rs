@@ -145,6 +145,9 @@ fn a_panel_keeps_compared_lines_near_the_seeds() {
     };
     // Own values span 0.5 to 2 (the bounds): widened by 1.5 each side.
     let (lo, hi) = own_range(&summary);
-    assert!((lo - -1.0).abs() < 1e-12 && (hi - 3.5).abs() < 1e-12, "{lo} {hi}");
+    assert!(
+        (lo - -1.0).abs() < 1e-12 && (hi - 3.5).abs() < 1e-12,
+        "{lo} {hi}"
+    );
     assert!(!(lo..=hi).contains(&11.5), "BBR's 11.5 is drawn off scale");
 }

@@ -320,10 +320,7 @@ impl RecipeFile {
     fn cycle_from(&self, start: usize, needs: &[Vec<usize>], done: &[bool]) -> String {
         let mut path = vec![start];
         let mut at = start;
-        loop {
-            let Some(&next) = needs[at].iter().find(|&&j| !done[j]) else {
-                break;
-            };
+        while let Some(&next) = needs[at].iter().find(|&&j| !done[j]) {
             if let Some(k) = path.iter().position(|&p| p == next) {
                 let mut names: Vec<&str> = path[k..]
                     .iter()
