@@ -537,14 +537,14 @@ impl SeedReport {
                         style: *style,
                     });
                 }
-                let title = match c.network.as_deref() {
+                let mut title = match c.network.as_deref() {
                     Some(network) => format!("{} on {network}", t.target),
                     None => t.target.clone(),
                 };
-                let mut y_label = format!("{} {}", c.of, c.metric);
                 if !off_scale.is_empty() {
-                    y_label = format!("{y_label} (off scale: {})", off_scale.join(", "));
+                    title = format!("{title}; off scale: {}", off_scale.join(", "));
                 }
+                let y_label = format!("{} {}", c.of, c.metric);
                 let mut panel = Panel::new(
                     title,
                     Axis::linear("seed (index)").range(0.5, n + 0.5),
