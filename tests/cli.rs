@@ -1387,11 +1387,16 @@ fn eval_records_every_mi_of_each_learned_flow_when_the_suite_asks() {
                 l.split(',').next().unwrap().parse().unwrap()
             })
             .collect();
-        // Half-RTT MIs from the flow's start to the run's end.
+        // Half-RTT MIs from the flow's start to the run's end. An MI closes at the first packet
+        // event at or after its nominal end (PCC-RL's rule), and the run steps until its clock
+        // reaches the end, so the last MI may close on the first event past 4 s: within one
+        // packet interval of the slowest pacing allowed (the 40 pkt/s floor).
         assert!(closed.len() > 40, "flow {k}: {} MIs", closed.len());
+        let last = closed[closed.len() - 1];
         assert!(
-            closed[0] > start_s && closed[closed.len() - 1] <= 4.0,
-            "flow {k}"
+            closed[0] > start_s && last < 4.0 + 1.0 / 40.0,
+            "flow {k}: first {} last {last}",
+            closed[0]
         );
     }
     // Cubic has no MI clock: nothing recorded.

@@ -388,10 +388,13 @@ fn an_export_run_under_an_undeclared_part_is_refused_by_the_recipe() {
     });
     let out = temp_path("undeclared-rule");
     let result = mocc(&["train", s(&path), "--out", s(&out)]);
+    // Refused before anything trains, naming the recipe's field.
     fails_naming(
         &result,
-        "the export runs under action.startup, which its weights were not trained with",
+        "untrained: the export would run under action.startup, which its weights are not \
+         trained with",
     );
+    assert!(!out.join("coop").exists(), "nothing trained");
     // Declared, it goes through and the export says so.
     let declared = recipe_variant("declared-rule", |t| {
         t.replace("  scenario.action.startup: {}\n", "")

@@ -28,6 +28,22 @@ pub fn recipe_request(
     config: &Option<PathBuf>,
     resume: &Option<PathBuf>,
 ) -> anyhow::Result<Option<RecipeRequest>> {
+    let recipe_run = resume.as_ref().filter(|d| d.join(RECIPE_JSON).is_file());
+    if let (Some(path), Some(dir), None) = (config, resume, recipe_run) {
+        let a_recipe = mocc_policy::error::read_text(path).is_ok_and(|t| is_recipe_text(&t));
+        if a_recipe {
+            anyhow::bail!(
+                "--resume {}: no recipe run there (no {RECIPE_JSON})",
+                dir.display()
+            );
+        }
+        anyhow::bail!(
+            "{}: a config cannot be used with --resume {} (a checkpoint holds its config; give \
+             --resume alone)",
+            path.display(),
+            dir.display()
+        );
+    }
     let given = match config {
         Some(path) => {
             let text = mocc_policy::error::read_text(path)
@@ -36,15 +52,9 @@ pub fn recipe_request(
         }
         None => None,
     };
-    let recipe_run = resume.as_ref().filter(|d| d.join(RECIPE_JSON).is_file());
     Ok(match (given, resume) {
+        // A recipe with --resume of a folder that is no recipe run was refused above.
         (Some(recipe), Some(dir)) => {
-            if recipe_run.is_none() {
-                anyhow::bail!(
-                    "--resume {}: no recipe run there (no {RECIPE_JSON})",
-                    dir.display()
-                );
-            }
             Some(RecipeRequest {
                 recipe,
                 resume: Some(dir.clone()),
