@@ -54,13 +54,11 @@ pub fn recipe_request(
     };
     Ok(match (given, resume) {
         // A recipe with --resume of a folder that is no recipe run was refused above.
-        (Some(recipe), Some(dir)) => {
-            Some(RecipeRequest {
-                recipe,
-                resume: Some(dir.clone()),
-                started_sets: None,
-            })
-        }
+        (Some(recipe), Some(dir)) => Some(RecipeRequest {
+            recipe,
+            resume: Some(dir.clone()),
+            started_sets: None,
+        }),
         (Some(recipe), None) => Some(RecipeRequest {
             recipe,
             resume: None,
