@@ -166,15 +166,20 @@ fn default_out(plan: &RecipePlan) -> PathBuf {
     PathBuf::from("runs").join(format!("{}-s{}-{now}", plan.file.recipe, plan.seed))
 }
 
+/// A stage's training with the progress bar and a clean stop on SIGINT/SIGTERM.
+fn train_stage(trainer: &mut Trainer) -> Result<TrainSummary, String> {
+    stop_cleanly_on_signals(trainer);
+    run_with_progress(trainer)
+        .map(|(summary, _)| summary)
+        .map_err(|e| format!("{e:#}"))
+}
+
 /// Progress on stderr; training with the progress bar and a clean stop on SIGINT/SIGTERM.
 struct CliHooks;
 
 impl RecipeHooks for CliHooks {
     fn train(&mut self, _stage: &str, trainer: &mut Trainer) -> Result<TrainSummary, String> {
-        stop_cleanly_on_signals(trainer);
-        run_with_progress(trainer)
-            .map(|(summary, _)| summary)
-            .map_err(|e| format!("{e:#}"))
+        train_stage(trainer)
     }
 
     fn note(&mut self, line: &str) {
@@ -251,10 +256,7 @@ struct SweepHooks {
 
 impl RecipeHooks for SweepHooks {
     fn train(&mut self, _stage: &str, trainer: &mut Trainer) -> Result<TrainSummary, String> {
-        stop_cleanly_on_signals(trainer);
-        run_with_progress(trainer)
-            .map(|(summary, _)| summary)
-            .map_err(|e| format!("{e:#}"))
+        train_stage(trainer)
     }
 
     fn note(&mut self, line: &str) {
