@@ -112,6 +112,24 @@ fn an_export_and_a_constant_rate_share_a_real_bottleneck() {
         .starts_with(b"\x89PNG"));
     let mis = std::fs::read_to_string(out_dir.join("mis-0.csv")).unwrap();
     assert!(mis.lines().count() > 20, "{mis}");
+    // An evaluation is never written over the real run's measurement.
+    let eval = mocc(&[
+        "eval",
+        "--policy",
+        "const:50",
+        "--suite",
+        "configs/eval/classic-checks.yaml",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&eval.stderr);
+    assert_eq!(eval.status.code(), Some(1), "{err}");
+    assert!(err.contains("holds the outputs of `mocc net run`"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("results.csv")).unwrap(),
+        csv,
+        "the real run's results were replaced"
+    );
     std::fs::remove_dir_all(&out_dir).unwrap();
     let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
     let names = String::from_utf8_lossy(&left.stdout);
@@ -711,6 +729,14 @@ fn a_killed_app_run_leaves_no_namespaces() {
         return;
     }
     let out_dir = fresh_dir("app-killed");
+    // An earlier run's complete results, which the killed run must leave as they are.
+    let earlier = "run,transport,cc\n1,quic,earlier\n";
+    std::fs::write(out_dir.join("runs.csv"), earlier).unwrap();
+    std::fs::write(
+        out_dir.join("mocc-output.json"),
+        "{\"command\": \"mocc net app\", \"arguments\": null}\n",
+    )
+    .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
         .args([
             "net",
@@ -749,6 +775,11 @@ fn a_killed_app_run_leaves_no_namespaces() {
     assert!(
         !std::path::Path::new(&format!("/proc/{pid}")).exists(),
         "the run's process is still there"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("runs.csv")).unwrap(),
+        earlier,
+        "the killed run emptied the earlier results"
     );
     std::fs::remove_dir_all(&out_dir).unwrap();
 }

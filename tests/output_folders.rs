@@ -126,7 +126,7 @@ fn a_resume_never_writes_into_a_run_its_checkpoint_does_not_belong_to() {
     ]));
     assert_eq!(
         names(&branch.join("checkpoints")),
-        ["ckpt-00000002", "ckpt-00000003"]
+        ["ckpt-00000002", "ckpt-00000003", "mocc-output.json"]
     );
     // It ends where the run it came from ended.
     let weights =
@@ -184,7 +184,7 @@ fn a_rerun_of_a_run_killed_before_its_first_checkpoint_logs_each_update_once() {
     child.wait().unwrap();
     let ckpts = run.join("checkpoints");
     assert!(
-        !ckpts.exists() || names(&ckpts).is_empty(),
+        !ckpts.exists() || !names(&ckpts).iter().any(|n| n.starts_with("ckpt-")),
         "killed after a checkpoint"
     );
     // The same command again, with a budget it finishes: every (step, tag) once.
@@ -211,7 +211,7 @@ fn exports_and_runs_never_share_a_folder_and_an_export_is_replaced_whole() {
     train_tiny(&run, &[]);
     // An export into the run folder is refused, and the run is untouched.
     let out = mocc(&["export", s(&run), "--out", s(&run)]);
-    fails_naming(&out, "not part of an export");
+    fails_naming(&out, "holds the outputs of `mocc train`, not an export");
     assert!(!run.join("policy.json").exists());
     // A run into an export folder is refused.
     let shipped = root.join("aurora-copy");
@@ -499,7 +499,7 @@ fn a_killed_sweep_resumes_to_the_rows_of_an_uninterrupted_one() {
     // Killed once the second run has saved a checkpoint.
     let second = cut.join("omega-6/checkpoints");
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while !second.exists() || names(&second).is_empty() {
+    while !second.exists() || !names(&second).iter().any(|n| n.starts_with("ckpt-")) {
         assert!(
             std::time::Instant::now() < deadline,
             "no checkpoint of omega 6 in 120 s"
@@ -509,6 +509,10 @@ fn a_killed_sweep_resumes_to_the_rows_of_an_uninterrupted_one() {
     child.kill().unwrap();
     child.wait().unwrap();
     fails_naming(&run(args(&cut, false)), "continue it with --resume");
+    // A resume with other arguments is refused, naming the first that differs.
+    let mut other = args(&cut, true);
+    other[3] = "3,10".into();
+    fails_naming(&run(other), "omega: [3,6] then, [3,10] now");
     let resumed = json_line(&run(args(&cut, true)));
     let (whole, resumed) = (whole.as_array().unwrap(), resumed.as_array().unwrap());
     assert_eq!(whole.len(), resumed.len());

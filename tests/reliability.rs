@@ -708,10 +708,11 @@ fn a_signal_ends_training_with_a_checkpoint_of_the_last_update() {
         let out = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(status), "{err}");
-        assert!(err.contains("interrupted: saved"), "{err}");
+        assert!(err.contains("interrupted: the last checkpoint is"), "{err}");
         let ckpts: Vec<String> = std::fs::read_dir(run.join("checkpoints"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("ckpt-"))
             .collect();
         assert_eq!(ckpts.len(), 1, "{ckpts:?}");
         // The checkpoint is the last update's: every logged row is at or before its steps.
@@ -818,4 +819,364 @@ fn a_run_log_that_never_ends_is_refused_by_plot() {
     );
     fails_naming(&out, "larger than 1024 MiB");
     std::fs::remove_dir_all(&run).unwrap();
+}
+
+// Fourth round (issue 64): no command loses or mixes another's outputs, no undefined number
+// is reported as 0, no hang on SIGTERM.
+
+/// The JSON of a command's last stdout line.
+fn last_json(out: &Output) -> serde_json::Value {
+    let text = succeeds(out);
+    serde_json::from_str(text.lines().last().expect("a JSON line")).expect("JSON")
+}
+
+#[test]
+fn an_export_never_goes_into_a_runs_empty_checkpoints_folder() {
+    let run = temp("export-into-run");
+    train_tiny(&run, &[]);
+    let ckpts = run.join("checkpoints");
+    let first = ckpts.join("ckpt-00000001");
+    let keep = temp("export-into-run-ckpt");
+    common::copy_dir(&first, &keep);
+    for e in std::fs::read_dir(&ckpts).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        }
+    }
+    fails_naming(
+        &mocc(&["export", s(&keep), "--out", s(&ckpts)]),
+        "holds the outputs of `mocc train`",
+    );
+    assert!(!ckpts.join("policy.json").exists());
+    let _ = std::fs::remove_dir_all(&run);
+    let _ = std::fs::remove_dir_all(&keep);
+}
+
+#[test]
+fn a_resume_into_another_runs_folder_leaves_its_metrics_alone() {
+    let (a, b) = (temp("resume-a"), temp("resume-b"));
+    train_tiny(&a, &[]);
+    train_tiny(&b, &[]);
+    // b's checkpoints gone (a run killed before its first one), its log still there.
+    for e in std::fs::read_dir(b.join("checkpoints")).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        }
+    }
+    let before = std::fs::read(b.join("metrics.csv")).unwrap();
+    fails_naming(
+        &mocc(&["train", "--resume", s(&a), "--out", s(&b)]),
+        "holds another run's metrics.csv",
+    );
+    assert_eq!(std::fs::read(b.join("metrics.csv")).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
+#[test]
+fn a_killed_simulate_leaves_the_previous_file_whole() {
+    let file = temp("simulate-out.csv");
+    let args = [
+        "simulate",
+        "--network",
+        NET,
+        "--rate",
+        "50",
+        "--out",
+        s(&file),
+    ];
+    succeeds(&mocc(&[&args[..], &["--steps", "50"]].concat()));
+    let before = std::fs::read(&file).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args(args)
+        .args(["--steps", "10000000"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the complete file was replaced"
+    );
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn simulate_reports_delivered_packets_over_time_and_no_rtt_without_deliveries() {
+    // 100 packets/s on a lossless 200 packets/s link: every packet is delivered; the packets
+    // in flight at the end (one RTT's, 60 ms of 1.56 s) are all that is missing.
+    let j = last_json(&mocc(&[
+        "simulate",
+        "--network",
+        "bw_pps=200,delay_s=0.03,queue_pkts=40",
+        "--rate",
+        "100",
+        "--steps",
+        "50",
+    ]));
+    let thr = j["thr_pps"].as_f64().unwrap();
+    let secs = j["duration_s"].as_f64().unwrap();
+    assert!(
+        thr <= 100.0 + 1e-9 && thr >= 100.0 * (1.0 - 0.07 / secs),
+        "{j}"
+    );
+    assert!(
+        (j["send_pps"].as_f64().unwrap() - 100.0).abs() < 1e-6,
+        "{j}"
+    );
+    assert_eq!(j["loss"].as_f64(), Some(0.0), "{j}");
+    let lost = last_json(&mocc(&[
+        "simulate",
+        "--network",
+        "bw_pps=200,delay_s=0.03,queue_pkts=40,loss=1",
+        "--rate",
+        "100",
+        "--steps",
+        "20",
+    ]));
+    assert_eq!(lost["thr_pps"].as_f64(), Some(0.0), "{lost}");
+    assert!(
+        lost["mean_rtt_s"].is_null(),
+        "an RTT without deliveries: {lost}"
+    );
+    assert_eq!(lost["loss"].as_f64(), Some(1.0), "{lost}");
+}
+
+#[test]
+fn a_run_that_delivers_nothing_has_no_rtt_and_summaries_say_they_omit_it() {
+    let dir = temp("no-rtt");
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = dir.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "networks:\n  - {bw_pps: 100, delay_s: 0.05, queue_pkts: 10}\n  \
+         - {bw_pps: 100, delay_s: 0.05, queue_pkts: 10, loss: 1.0}\nseeds: [0]\nsteps: 20\n",
+    )
+    .unwrap();
+    let out = mocc(&[
+        "eval",
+        "--policy",
+        "const:50",
+        "--suite",
+        s(&suite),
+        "--out",
+        s(&dir.join("ev")),
+    ]);
+    let j = last_json(&out);
+    let csv = std::fs::read_to_string(dir.join("ev/results.csv")).unwrap();
+    let header = mocc_outputs::csv::split_line(csv.lines().next().unwrap());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<Vec<String>> = csv
+        .lines()
+        .skip(1)
+        .map(mocc_outputs::csv::split_line)
+        .collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    let lossy = rows.iter().find(|r| r[col("loss")] == "1").expect(&csv);
+    assert_eq!(lossy[col("rtt_ratio")], "", "{csv}");
+    assert_eq!(lossy[col("mean_rtt_s")], "", "{csv}");
+    let clean = rows.iter().find(|r| r[col("loss")] != "1").expect(&csv);
+    let ratio: f64 = clean[col("rtt_ratio")].parse().unwrap();
+    assert!(ratio >= 1.0, "{csv}");
+    // The summary's RTT is the one run that has it, and it says it left one out.
+    let summary = &j["policies"][0];
+    assert_eq!(summary["omitted"]["rtt_ratio"], 1, "{j}");
+    assert!(
+        (summary["rtt_ratio"].as_f64().unwrap() - ratio).abs() < 1e-9,
+        "{j}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn names_with_commas_and_quotes_stay_in_their_columns() {
+    let root = temp("csv-names");
+    let run = root.join("run");
+    train_tiny(&run, &[]);
+    let export = root.join("pol,\"x\"");
+    succeeds(&mocc(&["export", s(&run), "--out", s(&export)]));
+    let suite = root.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "networks:\n  - {bw_pps: 100, delay_s: 0.05, queue_pkts: 10}\nseeds: [0]\nsteps: 20\n",
+    )
+    .unwrap();
+    let ev = root.join("ev");
+    succeeds(&mocc(&[
+        "eval",
+        "--policy",
+        s(&export),
+        "--suite",
+        s(&suite),
+        "--out",
+        s(&ev),
+    ]));
+    let csv = std::fs::read_to_string(ev.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = mocc_outputs::csv::split_line(lines.next().unwrap());
+    let row = mocc_outputs::csv::split_line(lines.next().unwrap());
+    assert_eq!(row.len(), header.len(), "{csv}");
+    assert!(row[0].ends_with("/pol,\"x\""), "{csv}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn time_series_of_scenarios_with_one_name_keep_both_outputs() {
+    // Inside the repository, so that the suite's path is relative to where mocc runs.
+    let rel = format!("target/mocc-rel-{}-series", std::process::id());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel);
+    let _ = std::fs::remove_dir_all(&root);
+    for sub in ["a", "b"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+        std::fs::write(
+            root.join(sub).join("link.yaml"),
+            "link: {bandwidth_pps: 100, delay_s: 0.05, queue_pkts: 10, loss: 0}\n\
+             senders:\n  - controller: agent\n",
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        root.join("suite.yaml"),
+        "timeseries:\n  - {scenario: a/link.yaml, steps: 20}\n  \
+         - {scenario: b/link.yaml, steps: 20}\n",
+    )
+    .unwrap();
+    let ev = root.join("ev");
+    succeeds(&mocc(&[
+        "eval",
+        "--policy",
+        "const:50",
+        "--suite",
+        &format!("{rel}/suite.yaml"),
+        "--out",
+        s(&ev),
+    ]));
+    for f in ["timeseries-link.csv", "timeseries-link-2.csv"] {
+        assert!(ev.join(f).is_file(), "{f} missing");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_relative_trace_in_an_eval_scenario_is_read_once_resolved() {
+    let rel = format!("target/mocc-rel-{}-trace", std::process::id());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel);
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("paths")).unwrap();
+    // A Mahimahi trace (one packet delivery opportunity per line, in ms), beside the file.
+    let trace: String = (1..=1000).map(|ms| format!("{ms}\n")).collect();
+    std::fs::write(root.join("paths/one-per-ms.trace"), trace).unwrap();
+    std::fs::write(
+        root.join("paths/traced.yaml"),
+        "link: {trace: one-per-ms.trace, delay_s: 0.05, queue_pkts: 10, loss: 0}\n\
+         senders:\n  - controller: agent\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("suite.yaml"),
+        "scenarios:\n  - {scenario: paths/traced.yaml, duration_s: 2}\nseeds: [0]\n",
+    )
+    .unwrap();
+    succeeds(&mocc(&[
+        "eval",
+        "--policy",
+        "const:50",
+        "--suite",
+        &format!("{rel}/suite.yaml"),
+        "--out",
+        s(&root.join("ev")),
+    ]));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn sizes_and_counts_beyond_their_bounds_are_named_before_anything_runs() {
+    for (set, field) in [
+        ("agent.vf=[300000, 64]", "agent.vf"),
+        ("agent.pi=[64, 0]", "agent.pi"),
+        ("ppo.update_epochs=100000", "ppo.update_epochs"),
+        ("scenario.warmup_mis=4294967295", "warmup_mis"),
+    ] {
+        let run = temp("bounds");
+        let start = std::time::Instant::now();
+        fails_naming(&train_tiny_set(&run, set), field);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "{set}"
+        );
+        assert!(!run.exists(), "{set}: a run folder was made");
+    }
+}
+
+#[test]
+fn sigterm_during_a_long_update_ends_training_within_seconds() {
+    let run = temp("sigterm-update");
+    // One update of many epochs: minutes long, far beyond the stop's bound.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args(["train", "configs/tiny.yaml", "--out", s(&run)])
+        .args(["--set", "ppo.update_epochs=1000"])
+        .args(["--set", "ppo.num_minibatches=64"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    assert!(sent.unwrap().success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("still training 10 s after SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(143));
+    // Nothing of the abandoned update is saved.
+    let ckpts: Vec<_> = std::fs::read_dir(run.join("checkpoints"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("ckpt-")
+        })
+        .collect();
+    assert!(ckpts.is_empty());
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn arguments_are_checked_before_files_and_defaults_do_not_depend_on_the_folder() {
+    let elsewhere = temp("cwd");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny-mocc.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args(["sweep", s(&config), "--omega", "0", "--out", "X"])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    fails_naming(&out, "--omega 0");
+    assert!(!elsewhere.join("X").exists());
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/eval/validation");
+    let err = fails_naming(
+        &mocc(&["eval", "--suite", s(&folder), "--policy", "copa"]),
+        "--suite",
+    );
+    assert!(err.contains("is a folder"), "{err}");
+    let _ = std::fs::remove_dir_all(&elsewhere);
 }

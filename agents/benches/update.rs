@@ -69,6 +69,7 @@ fn minibatch_step(c: &mut Criterion) {
                         Device::Cpu,
                         &mut rng,
                         &SingleProcess,
+                        None,
                     )
                 })
             });

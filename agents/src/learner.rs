@@ -88,6 +88,8 @@ pub struct PpoLearner {
     pending: Vec<Option<usize>>,
     /// The ranks that train this model together (one process by default).
     world: Arc<dyn Collective + Send + Sync>,
+    /// A stop request that ends an update in progress (one process only).
+    cancel: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 /// The learner's RNG for `seed`: stream `u64::MAX` of the seed's ChaCha8 key (streams from 0
@@ -126,6 +128,7 @@ impl PpoLearner {
             rollout: RolloutBuffer::default(),
             pending: vec![None; lanes],
             world: Arc::new(SingleProcess),
+            cancel: None,
             cfg,
             lanes,
             device,
@@ -361,7 +364,14 @@ impl PpoLearner {
             self.device,
             &mut self.rng,
             &*self.world,
+            self.cancel,
         )
+    }
+
+    /// Makes `flag` (a signal's stop request) end an update in progress before its next
+    /// minibatch ([`UpdateError::Cancelled`]); one process only.
+    pub fn cancel_when(&mut self, flag: &'static std::sync::atomic::AtomicBool) {
+        self.cancel = Some(flag);
     }
 
     /// The model's variables.

@@ -110,6 +110,12 @@ pub struct PpoConfig {
 
 /// Most update workers (beyond the cores of any machine this runs on).
 pub const MAX_UPDATE_WORKERS: usize = 64;
+/// The most rollout steps per env per update.
+pub const MAX_NUM_STEPS: usize = 1_000_000;
+/// The most minibatches per epoch.
+pub const MAX_MINIBATCHES: usize = 1_000_000;
+/// The most epochs per update (CleanRL and SB3 use 4-10).
+pub const MAX_UPDATE_EPOCHS: usize = 1_000;
 
 fn d_update_workers() -> usize {
     1
@@ -213,6 +219,15 @@ impl PpoConfig {
         ] {
             if v == 0 {
                 return Err(format!("ppo.{name}: must be >= 1 (got 0)"));
+            }
+        }
+        for (name, v, max) in [
+            ("num_steps", self.num_steps, MAX_NUM_STEPS),
+            ("num_minibatches", self.num_minibatches, MAX_MINIBATCHES),
+            ("update_epochs", self.update_epochs, MAX_UPDATE_EPOCHS),
+        ] {
+            if v > max {
+                return Err(format!("ppo.{name}: must be <= {max} (got {v})"));
             }
         }
         if self.update_workers > MAX_UPDATE_WORKERS {

@@ -5,6 +5,7 @@
 use crate::actor::LoadedPolicy;
 use crate::figures::{cdf, policy_lines};
 use crate::flow_figures::write_text;
+use crate::results::csv_cell;
 use crate::results::median;
 use crate::results::EvalError;
 use crate::suite::FairnessSpec;
@@ -225,8 +226,8 @@ fn fairness_summary_csv(rows: &[FairnessSummary]) -> String {
     for r in rows {
         text.push_str(&format!(
             "{},{},{},{},{},{},{},{}\n",
-            r.policy,
-            r.network,
+            csv_cell(&r.policy),
+            csv_cell(&r.network),
             r.flows,
             r.median_jain_index,
             r.utilization,
@@ -350,8 +351,9 @@ fn per_second_rows(
         let mut cells: Vec<String> = per_flow.iter().map(|r| format!(",{r}")).collect();
         cells.resize(max_flows, ",".into());
         text.push_str(&format!(
-            "{policy},{n},{second},{j},{u},{}{},{},{run}\n",
-            net.label(),
+            "{},{n},{second},{j},{u},{}{},{},{run}\n",
+            csv_cell(policy),
+            csv_cell(&net.label()),
             cells.concat(),
             optional_cell(rates.rtt_ratio_in(second))
         ));
@@ -448,7 +450,7 @@ pub fn write_flow_csvs(dir: &Path, texts: &[Option<String>]) -> Result<(), EvalE
 
 /// A CSV cell: the value, or empty without one.
 fn optional_cell(x: Option<f64>) -> String {
-    x.map(|v| v.to_string()).unwrap_or_default()
+    mocc_outputs::csv::number(x)
 }
 
 /// The median of Jain's indices (0 for a run too short to have a second with every flow

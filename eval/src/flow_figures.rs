@@ -300,20 +300,38 @@ impl RowAxes {
     }
 }
 
-/// Each policy on a scenario file: timeseries-<name>.csv and .png (sending rate, delivered
-/// throughput and RTT, one row of panels per policy). Returns the PNG's path.
+/// The names of a suite's time series, in order: each scenario file's stem, with `-2`, `-3`,
+/// ... after a stem an earlier entry already has, so no two write the same files.
+pub fn timeseries_names(specs: &[TimeSeriesSpec]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let stem = spec
+            .scenario
+            .file_stem()
+            .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+        let mut name = stem.clone();
+        let mut k = 1;
+        while names.contains(&name) {
+            k += 1;
+            name = format!("{stem}-{k}");
+        }
+        names.push(name);
+    }
+    names
+}
+
+/// Each policy on a scenario file: timeseries-<stem>.csv and .png (sending rate, delivered
+/// throughput and RTT, one row of panels per policy), `stem` from [`timeseries_names`].
+/// Returns the PNG's path.
 pub fn timeseries_outputs(
     dir: &Path,
     suite_dir: &Path,
     spec: &TimeSeriesSpec,
+    stem: &str,
     policies: &[LoadedPolicy],
 ) -> Result<PathBuf, EvalError> {
     let path = suite_dir.join(&spec.scenario);
     let scenario = mocc_gym::Scenario::load(&path)?;
-    let stem = spec
-        .scenario
-        .file_stem()
-        .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
     let mut text =
         String::from("policy,time_s,send_pps,delivered_pps,mean_rtt_s,capacity_pps,base_rtt_s\n");
     let mut runs: Vec<TimeSeries> = Vec::new();
@@ -328,11 +346,11 @@ pub fn timeseries_outputs(
         for r in &rows {
             text.push_str(&format!(
                 "{},{},{},{},{},{},{}\n",
-                p.name(),
+                crate::results::csv_cell(p.name()),
                 r.time_s,
                 r.send_pps,
                 r.delivered_pps,
-                r.mean_rtt_s,
+                mocc_outputs::csv::number((r.mean_rtt_s > 0.0).then_some(r.mean_rtt_s)),
                 r.capacity_pps,
                 r.base_rtt_s
             ));

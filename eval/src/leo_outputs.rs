@@ -45,6 +45,7 @@ pub const LEO_OUTPUTS: mocc_outputs::Replaceable = mocc_outputs::Replaceable {
         }
     },
     marker: "leo.csv",
+    command: Some("mocc experiment leo"),
 };
 
 /// The folder of the many-flows runs' outputs (fairness.csv, fairness-summary.csv,

@@ -55,14 +55,22 @@ impl MiStats {
         self.loss / self.mis.max(1.0)
     }
 
-    /// Mean RTT over the MIs with samples (0 without).
+    /// Mean RTT over the MIs with samples (NaN without: undefined, not 0).
     pub fn mean_rtt_s(&self) -> f64 {
-        self.rtt_s / self.rtt_mis.max(1.0)
+        if self.rtt_mis > 0.0 {
+            self.rtt_s / self.rtt_mis
+        } else {
+            f64::NAN
+        }
     }
 
-    /// Mean RTT / propagation RTT over the MIs with samples (0 without).
+    /// Mean RTT / propagation RTT over the MIs with samples (NaN without: undefined, not 0).
     pub fn rtt_ratio(&self) -> f64 {
-        self.rtt_ratio / self.rtt_mis.max(1.0)
+        if self.rtt_mis > 0.0 {
+            self.rtt_ratio / self.rtt_mis
+        } else {
+            f64::NAN
+        }
     }
 
     /// The `network/*` scalars training logs (RTT ratio only when some MI had samples).
@@ -120,15 +128,15 @@ mod tests {
     }
 
     #[test]
-    fn empty_stats_are_zero_and_log_nothing() {
+    fn empty_stats_have_no_rtt_and_log_nothing() {
         let s = MiStats::default();
-        assert_eq!(
-            (s.utilization(), s.mean_rtt_s(), s.rtt_ratio()),
-            (0.0, 0.0, 0.0)
-        );
+        assert_eq!(s.utilization(), 0.0);
+        // No RTT sample: the RTT is undefined, not 0.
+        assert!(s.mean_rtt_s().is_nan() && s.rtt_ratio().is_nan());
         assert!(s.scalars().is_empty());
         let mut no_rtt = MiStats::default();
         no_rtt.add(&mi(1.0, 0.0, 0.1));
+        assert!(no_rtt.rtt_ratio().is_nan());
         assert!(!no_rtt.scalars().iter().any(|t| t.0 == "network/rtt_ratio"));
     }
 }

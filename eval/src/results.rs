@@ -87,17 +87,43 @@ impl RunMetrics {
         }
     }
 
-    /// Component-wise mean (zeros for no items).
+    /// Component-wise mean over the items where the metric is defined (NaN where no item
+    /// defines it); [`Self::undefined_in`] says how many each mean leaves out.
     pub fn mean<'a>(items: impl IntoIterator<Item = &'a RunMetrics>) -> Self {
         let mut sum = [0.0; 9];
-        let mut n = 0usize;
+        let mut n = [0usize; 9];
         for m in items {
-            for (s, v) in sum.iter_mut().zip(m.values()) {
-                *s += v;
+            for ((s, k), v) in sum.iter_mut().zip(n.iter_mut()).zip(m.values()) {
+                if v.is_finite() {
+                    *s += v;
+                    *k += 1;
+                }
             }
-            n += 1;
         }
-        Self::from_values(sum.map(|s| s / n.max(1) as f64))
+        let mut means = [f64::NAN; 9];
+        for ((m, s), k) in means.iter_mut().zip(sum).zip(n) {
+            if k > 0 {
+                *m = s / k as f64;
+            }
+        }
+        Self::from_values(means)
+    }
+
+    /// For each column some item leaves undefined (a run that delivered nothing has no RTT),
+    /// how many items leave it undefined.
+    pub fn undefined_in<'a>(
+        items: impl IntoIterator<Item = &'a RunMetrics>,
+    ) -> std::collections::BTreeMap<String, usize> {
+        let columns: Vec<&str> = Self::COLUMNS.split(',').collect();
+        let mut out = std::collections::BTreeMap::new();
+        for m in items {
+            for (name, v) in columns.iter().zip(m.values()) {
+                if !v.is_finite() {
+                    *out.entry((*name).to_string()).or_insert(0) += 1;
+                }
+            }
+        }
+        out
     }
 }
 
@@ -149,7 +175,11 @@ pub struct EvalSummary {
     pub policy: String,
     /// Its runs.
     pub runs: usize,
-    /// Means over the runs.
+    /// For each metric some run leaves undefined (no RTT where nothing was delivered), how
+    /// many runs its mean omits.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub omitted: std::collections::BTreeMap<String, usize>,
+    /// Means over the runs where each is defined.
     #[serde(flatten)]
     pub metrics: RunMetrics,
 }
@@ -162,6 +192,7 @@ pub const EVAL_OUTPUTS: mocc_outputs::Replaceable = mocc_outputs::Replaceable {
         !is_dir && (name.ends_with(".csv") || name.ends_with(".png") || name == RULES_JSON)
     },
     marker: RESULTS_CSV,
+    command: Some("mocc eval"),
 };
 
 /// The file in an evaluation's folder with each learned policy's rule: the one it ran under,
@@ -169,14 +200,9 @@ pub const EVAL_OUTPUTS: mocc_outputs::Replaceable = mocc_outputs::Replaceable {
 /// the overlay `mocc eval --rule` applied.
 pub const RULES_JSON: &str = "rules.json";
 
-/// A CSV cell: quoted (with quotes doubled) when it holds a comma, quote or line break.
-pub fn csv_cell(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
+/// A CSV text cell, quoted where it must be (one rule for every output:
+/// [`mocc_outputs::csv::cell`]).
+pub use mocc_outputs::csv::cell as csv_cell;
 
 /// The file of result rows in an evaluation's folder.
 pub const RESULTS_CSV: &str = "results.csv";
@@ -275,6 +301,7 @@ pub fn summarize(rows: &[EvalRow]) -> Vec<EvalSummary> {
             EvalSummary {
                 policy: name.to_string(),
                 runs: own.len(),
+                omitted: RunMetrics::undefined_in(own.iter().copied()),
                 metrics: RunMetrics::mean(own),
             }
         })
@@ -308,15 +335,15 @@ pub fn write_csv<W: std::io::Write>(mut out: W, rows: &[EvalRow]) -> std::io::Re
         write!(
             out,
             "{},{},{},{},{},{}",
-            r.policy.replace(',', ";"),
-            r.network,
+            csv_cell(&r.policy),
+            csv_cell(&r.network),
             r.w_thr,
             r.w_lat,
             r.w_loss,
             r.seed
         )?;
         for v in r.metrics.values() {
-            write!(out, ",{v}")?;
+            write!(out, ",{}", mocc_outputs::csv::number(Some(v)))?;
         }
         writeln!(out)?;
     }

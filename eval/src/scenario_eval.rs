@@ -11,7 +11,6 @@ use mocc_gym::{
     Action, ControllerConfig, Env, Range, Scenario, ScenarioConfig, ScenarioError, SlotPhase,
     StartRate,
 };
-use std::path::Path;
 use std::sync::Arc;
 
 /// Runs every `scenarios:` entry of the suite for every objective and seed.
@@ -44,18 +43,18 @@ fn policy_on_scenario(
             cfg.link = ScenarioConfig::fixed_link(n.bw_pps, n.delay_s, n.queue_pkts, n.loss).link;
             // The file's simulation model stays: its packet trains, if any.
             cfg.link.trains_above_pps = trains;
-            policy_on_config(policy, &cfg, spec.scenario.parent())
+            policy_on_config(policy, &cfg)
         }
-        None => policy_on_config(policy, file.config(), spec.scenario.parent()),
+        None => policy_on_config(policy, file.config()),
     }
 }
 
-/// `source`'s link and senders (trace paths relative to `base`) with the policy's observation,
-/// action rule and MI sizing, as [`policy_on_scenario`] does for a file.
+/// `source`'s link and senders with the policy's observation, action rule and MI sizing, as
+/// [`policy_on_scenario`] does for a file. A loaded scenario's trace path is already resolved
+/// against its file ([`Scenario::new`] keeps the resolved path), so it is not joined again.
 fn policy_on_config(
     policy: &LoadedPolicy,
     source: &ScenarioConfig,
-    base: Option<&Path>,
 ) -> Result<Scenario, ScenarioError> {
     let mut cfg = policy.scenario().clone();
     cfg.link = source.link.clone();
@@ -76,7 +75,7 @@ fn policy_on_config(
             s.observe = true;
         }
     }
-    Scenario::new(cfg, base)
+    Scenario::new(cfg, None)
 }
 
 /// The simulator's side of a real-path run (`mocc net compare`): the policy alone on the fixed
@@ -94,7 +93,7 @@ pub fn fixed_link_runs(
     for s in &mut source.senders {
         s.start_rate = StartRate::Pps(Range::Fixed(start_rate_pps));
     }
-    let scenario = Arc::new(policy_on_config(policy, &source, None)?);
+    let scenario = Arc::new(policy_on_config(policy, &source)?);
     Ok(seeds
         .iter()
         .map(|&seed| run_scenario(policy, &scenario, w, seed, duration_s).metrics())

@@ -62,8 +62,8 @@ pub struct MiRow {
     pub raw: mocc_policy::MonitorInterval,
 }
 
-/// The run: its MIs and simulated seconds, and unweighted means over MIs of the per-MI
-/// columns.
+/// The run: its MIs and simulated seconds; its rates and loss over the whole run (packets
+/// over seconds, lost over sent), its RTT over the packets delivered, its reward per MI.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SimulationReport {
     /// Number of MIs.
@@ -72,14 +72,14 @@ pub struct SimulationReport {
     pub duration_s: f64,
     /// Mean MI length (s).
     pub mean_mi_s: f64,
-    /// Mean sending rate (packets/s).
+    /// Packets sent over the run's seconds.
     pub send_pps: f64,
-    /// Mean throughput (packets/s).
+    /// Packets delivered over the run's seconds (never negative).
     pub thr_pps: f64,
-    /// Mean RTT (s).
-    pub mean_rtt_s: f64,
-    /// Mean loss ratio.
-    pub loss: f64,
+    /// Mean RTT of the delivered packets (s); None (JSON null) when nothing was delivered.
+    pub mean_rtt_s: Option<f64>,
+    /// Packets lost over packets sent; None when nothing was sent.
+    pub loss: Option<f64>,
     /// Mean reward per MI, of the kind `reward_kind` names.
     pub reward: f64,
     /// The reward `reward` is: the scenario's (`aurora`), or MOCC's under the run's objective
@@ -341,42 +341,49 @@ fn mi_row(mi: usize, closed: &ClosedMi, features: Option<&[f32]>, k: usize) -> M
     }
 }
 
-/// Running sums of the per-MI columns the report averages.
+/// Running sums of what the report gives: packets sent, delivered and lost, RTT weighted by
+/// the packets delivered, rewards.
 #[derive(Debug, Default)]
 struct ReportSums {
     mis: usize,
     duration_s: f64,
-    send_pps: f64,
-    thr_pps: f64,
-    mean_rtt_s: f64,
-    loss: f64,
+    sent: f64,
+    delivered: f64,
+    lost: f64,
+    rtt_weight: f64,
+    rtt_sum: f64,
     reward: f64,
     reward_kind: RewardKind,
 }
 
 impl ReportSums {
     fn add(&mut self, r: &MiRow) {
+        let sent = r.send_pps * r.duration_s;
+        let delivered = r.delivered_pps * r.duration_s;
         self.mis += 1;
         self.duration_s += r.duration_s;
-        self.send_pps += r.send_pps;
-        self.thr_pps += r.thr_pps;
-        self.mean_rtt_s += r.mean_rtt_s;
-        self.loss += r.loss;
+        self.sent += sent;
+        self.delivered += delivered;
+        self.lost += r.loss * sent;
+        if r.mean_rtt_s > 0.0 && delivered > 0.0 {
+            self.rtt_weight += delivered;
+            self.rtt_sum += r.mean_rtt_s * delivered;
+        }
         self.reward += r.reward;
     }
 
-    /// Unweighted means over the MIs added.
+    /// The run's totals as rates and ratios; undefined ones are None, never 0.
     fn report(&self) -> SimulationReport {
-        let n = self.mis.max(1) as f64;
+        let seconds = self.duration_s.max(f64::MIN_POSITIVE);
         SimulationReport {
             mis: self.mis,
             duration_s: self.duration_s,
-            mean_mi_s: self.duration_s / n,
-            send_pps: self.send_pps / n,
-            thr_pps: self.thr_pps / n,
-            mean_rtt_s: self.mean_rtt_s / n,
-            loss: self.loss / n,
-            reward: self.reward / n,
+            mean_mi_s: self.duration_s / self.mis.max(1) as f64,
+            send_pps: self.sent / seconds,
+            thr_pps: self.delivered / seconds,
+            mean_rtt_s: (self.rtt_weight > 0.0).then(|| self.rtt_sum / self.rtt_weight),
+            loss: (self.sent > 0.0).then(|| self.lost / self.sent),
+            reward: self.reward / self.mis.max(1) as f64,
             reward_kind: self.reward_kind,
         }
     }
@@ -409,7 +416,8 @@ pub fn write_csv_row<W: Write + ?Sized>(out: &mut W, r: &MiRow) -> std::io::Resu
         r.duration_s,
         r.send_pps,
         r.thr_pps,
-        r.mean_rtt_s,
+        // No RTT sample in the MI: an empty cell, not 0.
+        mocc_outputs::csv::number((r.mean_rtt_s > 0.0).then_some(r.mean_rtt_s)),
         r.loss,
         r.reward,
         u8::from(r.probe),

@@ -144,8 +144,9 @@ pub fn run_suite(
         run.written.extend(figures.iter().map(|f| relative(dir, f)));
     }
     let suite_dir = suite_path.parent().unwrap_or(Path::new("."));
-    for spec in &suite.timeseries {
-        let figure = timeseries_outputs(dir, suite_dir, spec, policies)?;
+    let names = crate::flow_figures::timeseries_names(&suite.timeseries);
+    for (spec, stem) in suite.timeseries.iter().zip(&names) {
+        let figure = timeseries_outputs(dir, suite_dir, spec, stem, policies)?;
         run.written.push(relative(dir, &figure));
     }
     let rules = Rules {

@@ -3,7 +3,8 @@
 //! and a pair of two exports ([`write_pair`]). Every write is validated by loading the folder
 //! back; [`EXPORT_FOLDER`] says which folder an export may replace.
 
-use crate::staged_dir::{write_file_atomic, Replaceable};
+use crate::atomic_file::write_file_atomic;
+use crate::staged_dir::Replaceable;
 use mocc_policy::error::FileError;
 use mocc_policy::export::{
     sha256_hex, NamedTensors, COMPETITIVE_DIR, SPEC_FILE, TORCHSCRIPT_FILE, WEIGHTS_FILE,
@@ -24,6 +25,7 @@ pub const EXPORT_FOLDER: Replaceable = Replaceable {
         }
     },
     marker: SPEC_FILE,
+    command: None,
 };
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PolicyError + '_ {

@@ -9,6 +9,10 @@
 //! command replaces only a folder it wrote itself, so a mistyped `--out` never swallows a run,
 //! an export or a home folder.
 
+#[cfg(test)]
+use crate::atomic_file::write_file_atomic;
+use crate::atomic_file::{io_at, parent_of};
+use crate::output_mark::{OutputMark, MARK_FILE};
 use mocc_policy::error::FileError;
 use std::path::{Path, PathBuf};
 
@@ -21,8 +25,12 @@ pub struct Replaceable {
     /// Whether an entry (file or folder name) at the top of the folder is one of the command's.
     pub owns: fn(&str, bool) -> bool,
     /// The entry that marks a folder as one of the command's outputs (a folder without it is
-    /// not replaced even if all its entries could be the command's).
+    /// not replaced even if all its entries could be the command's, unless it carries the
+    /// command's [`MARK_FILE`]).
     pub marker: &'static str,
+    /// The command whose [`MARK_FILE`] the folder gets (`mocc eval`); None for an export,
+    /// whose `policy.json` says what wrote it. A folder another command marked is refused.
+    pub command: Option<&'static str>,
 }
 
 /// A folder being written in a hidden sibling of its destination.
@@ -31,6 +39,7 @@ pub struct StagedDir {
     staged: PathBuf,
     dest: PathBuf,
     committed: bool,
+    mark: Option<OutputMark>,
 }
 
 /// Why an output folder could not be staged or put in place.
@@ -38,13 +47,6 @@ fn refused(path: &Path, message: String) -> FileError {
     FileError {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, message),
-    }
-}
-
-fn io_at(path: &Path) -> impl Fn(std::io::Error) -> FileError + '_ {
-    move |source| FileError {
-        path: path.to_path_buf(),
-        source,
     }
 }
 
@@ -79,6 +81,7 @@ impl StagedDir {
             staged,
             dest: dest.to_path_buf(),
             committed: false,
+            mark: rule.and_then(|r| r.command).map(OutputMark::new),
         })
     }
 
@@ -95,6 +98,9 @@ impl StagedDir {
     /// Syncs the staged files and puts the folder in place of `dest` (replacing a previous
     /// output, which is removed afterwards).
     pub fn commit(mut self) -> Result<PathBuf, FileError> {
+        if let Some(mark) = &self.mark {
+            mark.write(&self.staged)?;
+        }
         sync_tree(&self.staged)?;
         let replaced = match std::fs::symlink_metadata(&self.dest) {
             Ok(_) => Some(self.swap_in()?),
@@ -135,13 +141,6 @@ impl Drop for StagedDir {
     }
 }
 
-fn parent_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
 /// Refuses a `dest` that holds something the command did not write.
 fn check_replaceable(dest: &Path, rule: Option<Replaceable>) -> Result<(), FileError> {
     let meta = match std::fs::symlink_metadata(dest) {
@@ -167,10 +166,24 @@ fn check_replaceable(dest: &Path, rule: Option<Replaceable>) -> Result<(), FileE
             "the folder must be new or empty; choose another folder".into(),
         ));
     };
+    let marked = match (OutputMark::read(dest)?, rule.command) {
+        (None, _) => false,
+        (Some(mark), Some(command)) if mark.command == command => true,
+        (Some(mark), _) => {
+            return Err(refused(
+                dest,
+                format!(
+                    "holds the outputs of `{}`, not {}: it is not replaced; choose a new or \
+                     empty folder",
+                    mark.command, rule.what
+                ),
+            ))
+        }
+    };
     let foreign = entries
         .iter()
-        .find(|(name, is_dir)| !(rule.owns)(name, *is_dir));
-    let has_marker = entries.iter().any(|(name, _)| name == rule.marker);
+        .find(|(name, is_dir)| !((rule.owns)(name, *is_dir) || marked && name == MARK_FILE));
+    let has_marker = marked || entries.iter().any(|(name, _)| name == rule.marker);
     match (foreign, has_marker) {
         (None, true) => Ok(()),
         (Some((name, _)), _) => Err(refused(
@@ -293,25 +306,88 @@ fn free_bytes_of(_: &Path) -> Option<u64> {
     None
 }
 
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it into place, so
-/// `path` holds either its previous contents or all of `bytes`.
-pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
-    use std::io::Write;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent_of(path).join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp).map_err(io_at(&tmp))?;
-        f.write_all(bytes).map_err(io_at(&tmp))?;
-        f.sync_all().map_err(io_at(&tmp))?;
-        std::fs::rename(&tmp, path).map_err(io_at(path))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// A file written row by row beside its destination (`.NAME.tmp-PID`) and renamed into place
+/// by [`StagedFile::commit`]: a killed or failing writer leaves the previous file as it was,
+/// never a truncated one where a complete one stood. A destination that exists and is not a
+/// regular file (a pipe, `/dev/stdout`, a device) is written directly: there is nothing to
+/// keep whole, and it must not be replaced.
+#[derive(Debug)]
+pub struct StagedFile {
+    /// Where the rows go before the rename (the destination itself when written directly).
+    tmp: PathBuf,
+    dest: PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl StagedFile {
+    /// Starts writing `dest` (its folder is created if needed).
+    pub fn create(dest: &Path) -> Result<Self, FileError> {
+        let name = dest
+            .file_name()
+            .ok_or_else(|| refused(dest, "an output file needs a name".into()))?
+            .to_string_lossy()
+            .into_owned();
+        if dest.is_dir() {
+            return Err(refused(dest, "is a folder; give a file name".into()));
+        }
+        if std::fs::metadata(dest).is_ok_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dest)
+                .map_err(io_at(dest))?;
+            return Ok(Self {
+                tmp: dest.to_path_buf(),
+                dest: dest.to_path_buf(),
+                file: Some(std::io::BufWriter::new(file)),
+            });
+        }
+        let parent = parent_of(dest);
+        std::fs::create_dir_all(&parent).map_err(io_at(&parent))?;
+        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        let file = std::fs::File::create(&tmp).map_err(io_at(&tmp))?;
+        Ok(Self {
+            tmp,
+            dest: dest.to_path_buf(),
+            file: Some(std::io::BufWriter::new(file)),
+        })
     }
-    result
+
+    /// The file being written (errors name the destination).
+    pub fn writer(&mut self) -> &mut impl std::io::Write {
+        self.file
+            .as_mut()
+            .expect("a staged file is open until it is committed")
+    }
+
+    /// The file it becomes.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Flushes and syncs the file and renames it into place.
+    pub fn commit(mut self) -> Result<PathBuf, FileError> {
+        use std::io::Write;
+        let mut file = self.file.take().expect("committed once");
+        file.flush().map_err(io_at(&self.dest))?;
+        let file = file
+            .into_inner()
+            .map_err(|e| io_at(&self.dest)(e.into_error()))?;
+        if self.tmp == self.dest {
+            return Ok(self.dest.clone());
+        }
+        file.sync_all().map_err(io_at(&self.dest))?;
+        std::fs::rename(&self.tmp, &self.dest).map_err(io_at(&self.dest))?;
+        sync_dir(&parent_of(&self.dest));
+        Ok(self.dest.clone())
+    }
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        if self.file.is_some() && self.tmp != self.dest {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -322,6 +398,7 @@ mod tests {
         what: "a test output",
         owns: |name, is_dir| !is_dir && (name == "a.json" || name == "b.bin"),
         marker: "a.json",
+        command: None,
     };
 
     fn scratch(name: &str) -> PathBuf {
@@ -338,6 +415,35 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_staged_file_replaces_its_destination_only_when_committed() {
+        use std::io::Write;
+        let root = scratch("file");
+        let dest = root.join("rows.csv");
+        std::fs::write(&dest, "old\n").unwrap();
+        let mut staged = StagedFile::create(&dest).unwrap();
+        writeln!(staged.writer(), "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "old\n");
+        drop(staged);
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "old\n");
+        assert_eq!(
+            std::fs::read_dir(&root).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+        let mut staged = StagedFile::create(&dest).unwrap();
+        writeln!(staged.writer(), "new").unwrap();
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new\n");
+        assert!(StagedFile::create(&root).is_err());
+        // A device is written in place, never replaced.
+        let mut null = StagedFile::create(Path::new("/dev/null")).unwrap();
+        writeln!(null.writer(), "rows").unwrap();
+        null.commit().unwrap();
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+        let _ = std::fs::remove_dir_all(root);
     }
 
     #[test]

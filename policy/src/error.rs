@@ -159,6 +159,12 @@ pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, FileError> {
         path: path.to_path_buf(),
         source,
     };
+    if path.is_dir() {
+        return Err(at(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a folder; a file (YAML, JSON, CSV or safetensors) is expected here",
+        )));
+    }
     let file = std::fs::File::open(path).map_err(at)?;
     let mut bytes = Vec::new();
     file.take(max + 1).read_to_end(&mut bytes).map_err(at)?;

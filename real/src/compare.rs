@@ -203,8 +203,8 @@ pub const CSV_HEADER: &str = "policy,network,w_thr,w_lat,w_loss,sim_utilization,
 pub fn csv_line(r: &CompareRow) -> String {
     format!(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-        r.policy,
-        r.network,
+        mocc_outputs::csv::cell(&r.policy),
+        mocc_outputs::csv::cell(&r.network),
         r.w[0],
         r.w[1],
         r.w[2],

@@ -322,14 +322,8 @@ fn headline_name(s: &AppSummary) -> &'static str {
     }
 }
 
-/// A CSV field: quoted when it holds a comma or a quote.
-pub fn csv_field(text: &str) -> String {
-    if text.contains([',', '"']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
+/// A CSV text field, quoted where it must be ([`mocc_outputs::csv::cell`]).
+pub use mocc_outputs::csv::cell as csv_field;
 
 fn write_error(path: &Path) -> impl Fn(std::io::Error) -> RunError + '_ {
     move |source| RunError::Write {

@@ -249,6 +249,7 @@ pub const NET_RUN_OUTPUTS: Replaceable = Replaceable {
     what: "a real-path run's outputs",
     owns: |name, is_dir| !is_dir && (name.ends_with(".csv") || name.ends_with(".png")),
     marker: "results.csv",
+    command: Some("mocc net run"),
 };
 
 /// The run's figure in its output folder.
@@ -465,11 +466,18 @@ fn write_results(out: &Path, rows: &[ResultRow], outcomes: &[FlowOutcome]) -> Re
     );
     for r in rows {
         csv.push_str(&format!(
-            "{},{},{},\"{}\",{},{},{},{}",
-            r.source, r.flow, r.policy, r.network, r.w_thr, r.w_lat, r.w_loss, r.start_s,
+            "{},{},{},{},{},{},{},{}",
+            mocc_outputs::csv::cell(r.source),
+            r.flow,
+            mocc_outputs::csv::cell(&r.policy),
+            mocc_outputs::csv::cell(&r.network),
+            r.w_thr,
+            r.w_lat,
+            r.w_loss,
+            r.start_s,
         ));
         for v in r.metrics.values() {
-            csv.push_str(&format!(",{v}"));
+            csv.push_str(&format!(",{}", mocc_outputs::csv::number(Some(v))));
         }
         csv.push('\n');
     }

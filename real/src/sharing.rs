@@ -86,8 +86,8 @@ impl FairnessRow {
         let s = &self.summary;
         format!(
             "{},{},{},{},{},{},{},{},{}\n",
-            s.policy,
-            s.network,
+            mocc_outputs::csv::cell(&s.policy),
+            mocc_outputs::csv::cell(&s.network),
             s.flows,
             self.side.name(),
             s.run,
@@ -104,8 +104,8 @@ impl FriendlinessRow {
     pub fn csv_line(&self) -> String {
         format!(
             "{},{},{},{},{},{},{}\n",
-            self.policy,
-            self.network,
+            mocc_outputs::csv::cell(&self.policy),
+            mocc_outputs::csv::cell(&self.network),
             self.side.name(),
             self.run,
             self.policy_pps,

@@ -67,12 +67,14 @@ struct LeoArgs {
 /// Arguments of `mocc experiment fig10`.
 #[derive(Debug, Args)]
 struct Fig10Args {
-    /// The export every application uses.
-    #[arg(long, default_value = "checkpoints/mocc-pair")]
-    export: PathBuf,
-    /// The LEO-like scenario (its link's schedule and outages).
-    #[arg(long, default_value = "configs/scenarios/leo.yaml")]
-    leo: PathBuf,
+    /// The export every application uses (default: checkpoints/mocc-pair of mocc's source
+    /// tree, wherever the command runs).
+    #[arg(long)]
+    export: Option<PathBuf>,
+    /// The LEO-like scenario (its link's schedule and outages; default:
+    /// configs/scenarios/leo.yaml of mocc's source tree, wherever the command runs).
+    #[arg(long)]
+    leo: Option<PathBuf>,
     /// Runs per application, path and scheme (default 10; 3 with --quick).
     #[arg(long)]
     repeats: Option<u32>,
@@ -122,9 +124,10 @@ struct AdaptationArgs {
     /// Evaluate the old objective every this many iterations.
     #[arg(long, default_value_t = 8)]
     snapshot_every: u64,
-    /// Suite of the old-objective evaluation.
-    #[arg(long, default_value = "configs/eval/adaptation.yaml")]
-    suite: PathBuf,
+    /// Suite of the old-objective evaluation (default: configs/eval/adaptation.yaml of mocc's
+    /// source tree, wherever the command runs).
+    #[arg(long)]
+    suite: Option<PathBuf>,
     /// Moving-average window of the reward curves.
     #[arg(long, default_value_t = 5)]
     smoothing: usize,
@@ -230,12 +233,19 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         Err(e) => Err(anyhow::anyhow!("--{kind}: {e}")),
     })
     .collect::<anyhow::Result<Vec<_>>>()?;
-    mocc_policy::Policy::load(&a.export)
-        .with_context(|| format!("--export {}", a.export.display()))?;
+    let export = a
+        .export
+        .clone()
+        .unwrap_or_else(|| super::shipped("checkpoints/mocc-pair"));
+    let leo = a
+        .leo
+        .clone()
+        .unwrap_or_else(|| super::shipped("configs/scenarios/leo.yaml"));
+    mocc_policy::Policy::load(&export).with_context(|| format!("--export {}", export.display()))?;
     let plan = Fig10Plan {
         apps,
-        paths: standard_paths(&a.leo)?,
-        schemes: Fig10Scheme::all(&a.export),
+        paths: standard_paths(&leo).context("--leo")?,
+        schemes: Fig10Scheme::all(&export),
         repeats,
         out: a.out.clone(),
     };
@@ -270,6 +280,28 @@ fn adaptation(a: AdaptationArgs) -> anyhow::Result<()> {
             sample_new_objectives(a.k, a.seed, &pool)
         }
     };
+    let suite_path = a
+        .suite
+        .clone()
+        .unwrap_or_else(|| super::shipped("configs/eval/adaptation.yaml"));
+    let suite = Suite::load(&suite_path).context("--suite")?;
+    let suite_text = mocc_policy::error::read_text(&suite_path).context("--suite")?;
+    // What identifies the experiment: `--resume` continues only the one it was given.
+    mocc_outputs::OutputMark::with_arguments(
+        "mocc experiment adaptation",
+        serde_json::json!({
+            "from": std::fs::canonicalize(&ckpt.path).unwrap_or_else(|_| ckpt.path.clone()),
+            "objectives": objectives,
+            "iterations": a.iterations,
+            "scratch_iterations": a.scratch_iterations,
+            "forgetting_iterations": a.forgetting_iterations,
+            "snapshot_every": a.snapshot_every,
+            "smoothing": a.smoothing,
+            "old_objective": a.old_objective,
+            "suite": mocc_policy::export::sha256_hex(suite_text.as_bytes()),
+        }),
+    )
+    .claim(&a.out, a.resume)?;
     let exp = AdaptationExperiment {
         from: ckpt.path.clone(),
         objectives,
@@ -277,7 +309,7 @@ fn adaptation(a: AdaptationArgs) -> anyhow::Result<()> {
         scratch_iterations: a.scratch_iterations,
         forgetting_iterations: a.forgetting_iterations,
         snapshot_every: a.snapshot_every,
-        suite: Suite::load(&a.suite)?,
+        suite,
         smoothing: a.smoothing,
         old_objective: a.old_objective,
         out: a.out.clone(),

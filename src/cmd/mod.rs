@@ -21,6 +21,12 @@ use mocc_gym::Scenario;
 use std::path::Path;
 use std::sync::Arc;
 
+/// A file shipped in this mocc's source tree (`configs/...`), found wherever the command runs:
+/// the default of an option, which must not depend on the current folder.
+pub fn shipped(relative: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
 /// Loads and validates a scenario file.
 pub fn load_scenario(path: &Path) -> anyhow::Result<Arc<Scenario>> {
     let scenario = Scenario::load(path).context("cannot use the scenario")?;

@@ -156,9 +156,11 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
         .start_rate
         .unwrap_or_else(|| application.start_rate_pps(link.bandwidth_pps / 2.0));
     let transport = app::parse_transport(&a.transport, &a.cc, start_rate, application.objective())?;
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let csv = a.out.join("runs.csv");
+    // Written beside --out and put in place whole: a failed or killed run leaves the earlier
+    // results as they were.
+    let staged = mocc_outputs::StagedDir::replacing(&a.out, app::NET_APP_OUTPUTS)?;
+    let dir = staged.path().to_path_buf();
+    let csv = dir.join("runs.csv");
     let mut file =
         std::fs::File::create(&csv).with_context(|| format!("cannot create {}", csv.display()))?;
     let mut append = |text: String| -> anyhow::Result<()> {
@@ -176,7 +178,7 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
         let run = run?;
         if let Some(log) = log {
             let mis = log.lock().map(|m| m.clone()).unwrap_or_default();
-            let file = a.out.join(format!("mis-{k}.csv"));
+            let file = dir.join(format!("mis-{k}.csv"));
             mocc_outputs::write_file_atomic(&file, app::mis_csv(&mis).as_bytes())?;
         }
         eprintln!("run {k}/{}: {}", a.repeats, run.run.describe());
@@ -190,8 +192,8 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
     }
     let summary = AppSummary::of(&application, &runs);
     let json = serde_json::to_string(&summary)?;
-    mocc_outputs::write_file_atomic(&a.out.join("summary.json"), format!("{json}\n").as_bytes())?;
-    let png = a.out.join("app.png");
+    mocc_outputs::write_file_atomic(&dir.join("summary.json"), format!("{json}\n").as_bytes())?;
+    let png = dir.join("app.png");
     let path_name = path
         .title
         .strip_prefix("Real path: ")
@@ -201,9 +203,31 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
         a.app, a.transport, a.cc
     );
     app::figure::draw_app_runs(&png, &title, &application, &runs)?;
-    eprintln!("results: {}\nfigure: {}", csv.display(), png.display());
+    drop(file);
+    staged.commit()?;
+    eprintln!(
+        "results: {}\nfigure: {}",
+        a.out.join("runs.csv").display(),
+        a.out.join("app.png").display()
+    );
     super::print_line(json)
 }
+
+/// What `mocc net compare` writes to `--out`: compare.csv, fairness-compare.csv,
+/// friendliness-compare.csv, their figures and the real runs' per-MI folders; an earlier
+/// comparison's outputs there are replaced as a whole once the new ones are complete.
+const NET_COMPARE_OUTPUTS: mocc_outputs::Replaceable = mocc_outputs::Replaceable {
+    what: "a real-path comparison's outputs",
+    owns: |name, is_dir| {
+        if is_dir {
+            name == mocc_real::sharing::REAL_MIS_DIR || name == mocc_eval::fairness_outputs::MIS_DIR
+        } else {
+            name.ends_with(".csv") || name.ends_with(".png")
+        }
+    },
+    marker: "compare.csv",
+    command: Some("mocc net compare"),
+};
 
 /// The most real runs per network and objective of a comparison.
 const MAX_REPEATS: u64 = 1_000;
@@ -223,14 +247,18 @@ fn compare_suite(a: CompareArgs) -> anyhow::Result<()> {
             rate_driver(p, None, 100.0).map_err(|m| anyhow::anyhow!("--policy {m}"))?;
         }
     }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    // Written beside --out and put in place whole: a failed or killed comparison leaves the
+    // earlier results as they were (and its partial rows in the hidden folder it names).
+    let staged = mocc_outputs::StagedDir::replacing(&a.out, NET_COMPARE_OUTPUTS)?;
+    eprintln!("writing into {}", staged.path().display());
     let alone = if suite.networks.is_empty() {
         Vec::new()
     } else {
-        compare_alone(&a, &suite)?
+        compare_alone(&a, &suite, staged.path())?
     };
-    let sharing = compare_sharing(&a, &suite)?;
+    let sharing = compare_sharing(&a, &suite, staged.path())?;
+    staged.commit()?;
+    eprintln!("results: {}", a.out.display());
     super::print_line(serde_json::to_string(&serde_json::json!({
         "alone": alone,
         "sharing": sharing,
@@ -269,12 +297,13 @@ impl RowFile {
 fn compare_alone(
     a: &CompareArgs,
     suite: &mocc_eval::suite::Suite,
+    dir: &std::path::Path,
 ) -> anyhow::Result<Vec<mocc_real::compare::CompareSummary>> {
     let runs = RealRuns {
         duration_s: a.duration,
         repeats: a.repeats,
     };
-    let mut csv = RowFile::create(a.out.join("compare.csv"), mocc_real::compare::CSV_HEADER)?;
+    let mut csv = RowFile::create(dir.join("compare.csv"), mocc_real::compare::CSV_HEADER)?;
     let mut rows = Vec::new();
     for p in &a.policies {
         rows.extend(compare(
@@ -285,9 +314,8 @@ fn compare_alone(
             |row| csv.append(&mocc_real::compare::csv_line(row)),
         )?);
     }
-    let png = a.out.join("compare.png");
+    let png = dir.join("compare.png");
     mocc_real::compare::figure(&png, &rows)?;
-    eprintln!("results: {}\nfigure: {}", csv.path.display(), png.display());
     Ok(mocc_real::compare::summarize(&a.policies, &rows))
 }
 
@@ -296,18 +324,19 @@ fn compare_alone(
 fn compare_sharing(
     a: &CompareArgs,
     suite: &mocc_eval::suite::Suite,
+    dir: &std::path::Path,
 ) -> anyhow::Result<Vec<mocc_real::sharing_report::SharingSummary>> {
     use mocc_real::{sharing, sharing_report};
     let mut fairness = Vec::new();
     if let Some(spec) = &suite.fairness {
         fairness = section_rows(
             a,
-            "fairness-compare.csv",
+            &dir.join("fairness-compare.csv"),
             sharing::FAIRNESS_CSV_HEADER,
             sharing::FairnessRow::csv_line,
             |p, on_row| {
                 let progress = |l: &str| eprintln!("{l}");
-                sharing::compare_fairness(p, spec, a.repeats, &a.out, progress, on_row)
+                sharing::compare_fairness(p, spec, a.repeats, dir, progress, on_row)
             },
         )?;
     }
@@ -315,7 +344,7 @@ fn compare_sharing(
     if let Some(spec) = &suite.friendliness {
         friendliness = section_rows(
             a,
-            "friendliness-compare.csv",
+            &dir.join("friendliness-compare.csv"),
             sharing::FRIENDLINESS_CSV_HEADER,
             sharing::FriendlinessRow::csv_line,
             |p, on_row| {
@@ -326,9 +355,8 @@ fn compare_sharing(
     if fairness.is_empty() && friendliness.is_empty() {
         return Ok(Vec::new());
     }
-    let png = a.out.join("sharing-compare.png");
+    let png = dir.join("sharing-compare.png");
     sharing_report::figure(&png, &fairness, &friendliness)?;
-    eprintln!("figure: {}", png.display());
     Ok(sharing_report::summarize(
         &a.policies,
         &fairness,
@@ -340,7 +368,7 @@ fn compare_sharing(
 /// rows, each appended to `file` (under `header`) as it comes.
 fn section_rows<R>(
     a: &CompareArgs,
-    file: &str,
+    file: &std::path::Path,
     header: &str,
     line: impl Fn(&R) -> String,
     mut compare_one: impl FnMut(
@@ -348,12 +376,11 @@ fn section_rows<R>(
         &mut dyn FnMut(&R) -> Result<(), CompareError>,
     ) -> Result<Vec<R>, CompareError>,
 ) -> anyhow::Result<Vec<R>> {
-    let mut csv = RowFile::create(a.out.join(file), header)?;
+    let mut csv = RowFile::create(file.to_path_buf(), header)?;
     let mut rows = Vec::new();
     for p in &a.policies {
         rows.extend(compare_one(p, &mut |row| csv.append(&line(row)))?);
     }
-    eprintln!("results: {}", csv.path.display());
     Ok(rows)
 }
 

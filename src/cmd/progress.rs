@@ -8,8 +8,8 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-/// Makes the first SIGINT or SIGTERM stop `trainer` after the update in progress, with a
-/// checkpoint (one process only: ranks would stop at different updates).
+/// Makes the first SIGINT or SIGTERM stop `trainer` within a minibatch (one process only:
+/// ranks would stop at different updates).
 pub fn stop_cleanly_on_signals(trainer: &mut Trainer) {
     stop_on_signals();
     trainer.stop_when(&STOP);
@@ -23,16 +23,24 @@ pub fn exit_for_signal() -> ! {
 /// After a run a signal stopped: says how to continue it and exits with 128 + the signal.
 pub fn exit_if_interrupted(summary: &TrainSummary, trainer: &Trainer) {
     if summary.interrupted {
-        eprintln!(
-            "interrupted: saved {}; continue with `mocc train --resume {}`",
-            summary.final_checkpoint.display(),
-            trainer.run_dir().display()
-        );
+        if summary.final_checkpoint.as_os_str().is_empty() {
+            eprintln!(
+                "interrupted before the first checkpoint: nothing saved in {}",
+                trainer.run_dir().display()
+            );
+        } else {
+            eprintln!(
+                "interrupted: the last checkpoint is {}; continue with `mocc train --resume {}`",
+                summary.final_checkpoint.display(),
+                trainer.run_dir().display()
+            );
+        }
         std::process::exit(128 + STOP_SIGNAL.load(Ordering::SeqCst));
     }
 }
 
-/// Set by SIGINT or SIGTERM: training stops after the update in progress, with a checkpoint.
+/// Set by SIGINT or SIGTERM: training stops between updates with a checkpoint, or within an
+/// update before its next minibatch, keeping the last complete checkpoint.
 static STOP: AtomicBool = AtomicBool::new(false);
 /// The signal that set [`STOP`] (the exit status is 128 + it, as a shell reports a signal).
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);

@@ -87,7 +87,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let mut mi_out = args
         .mi_out
         .as_deref()
-        .map(|p| CsvOutput::create(p, write_raw_csv_header))
+        .map(|p| CsvOutput::create(p, |f| write_raw_csv_header(f)))
         .transpose()?;
     let mut sink = |row: &MiRow| -> std::io::Result<()> {
         if let Some(o) = &mut out {
@@ -132,28 +132,21 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A CSV file written row by row; every write and the final flush name the file on error.
+/// A CSV file written row by row beside its destination and put in place when the run is
+/// complete (a killed run leaves the previous file as it was); every write names the file.
 struct CsvOutput {
-    path: PathBuf,
-    file: std::io::BufWriter<std::fs::File>,
+    file: mocc_outputs::StagedFile,
 }
 
 impl CsvOutput {
-    /// Creates `path` (and its folder) and writes its header with `header`.
+    /// Starts `path` (its folder is created) with its header, written by `header`.
     fn create(
         path: &Path,
-        header: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+        header: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> anyhow::Result<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        let file = std::fs::File::create(path)
+        let file = mocc_outputs::StagedFile::create(path)
             .with_context(|| format!("cannot create {}", path.display()))?;
-        let mut out = Self {
-            path: path.to_path_buf(),
-            file: std::io::BufWriter::new(file),
-        };
+        let mut out = Self { file };
         out.write(header)?;
         Ok(out)
     }
@@ -161,21 +154,20 @@ impl CsvOutput {
     /// Writes with `write`; an error names the file.
     fn write(
         &mut self,
-        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        write(&mut self.file).map_err(|e| self.named(e))
+        write(self.file.writer()).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", self.file.dest().display()),
+            )
+        })
     }
 
-    /// Flushes, so a full disk is an error and not a short file.
-    fn finish(mut self) -> std::io::Result<()> {
-        self.file.flush().map_err(|e| self.named(e))
-    }
-
-    fn named(&self, e: std::io::Error) -> std::io::Error {
-        std::io::Error::new(
-            e.kind(),
-            format!("cannot write {}: {e}", self.path.display()),
-        )
+    /// Flushes and puts the file in place, so a full disk is an error and not a short file.
+    fn finish(self) -> anyhow::Result<()> {
+        self.file.commit()?;
+        Ok(())
     }
 }
 

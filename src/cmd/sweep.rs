@@ -21,8 +21,9 @@ pub struct SweepArgs {
     /// config's sweep only.
     #[arg(long, value_delimiter = ',')]
     omega: Vec<usize>,
-    /// Evaluation suite of an omega sweep (default configs/eval/mocc-grid.yaml); a recipe is
-    /// judged on its own validation suites.
+    /// Evaluation suite of an omega sweep (default: configs/eval/mocc-grid.yaml of mocc's
+    /// source tree, wherever the command runs); a recipe is judged on its own validation
+    /// suites.
     #[arg(long)]
     suite: Option<PathBuf>,
     /// Output folder (default runs/sweep): an omega sweep's runs, sweep.csv and sweep.png; a
@@ -74,12 +75,17 @@ fn sweep_ranks(ranks: &Ranks, args: SweepArgs) -> anyhow::Result<()> {
     if args.omega.is_empty() {
         anyhow::bail!("--omega: required for a config's sweep (e.g. --omega 3,10,36)");
     }
+    // Arguments before files: a bad --omega is named before any file is read.
+    mocc_training::sweep::check_omegas(&args.omega)?;
     let base = LoadedConfig::load(&args.config, &args.set)?;
     let suite_path = args
         .suite
         .clone()
-        .unwrap_or_else(|| PathBuf::from("configs/eval/mocc-grid.yaml"));
+        .unwrap_or_else(|| super::shipped("configs/eval/mocc-grid.yaml"));
     let suite = Suite::load(&suite_path).context("--suite")?;
+    if ranks.is_root() {
+        sweep_mark(&args, &base, &suite_path)?.claim(&args.out, args.resume)?;
+    }
     let rank = ranks.world.rank();
     let plan = SweepPlan {
         omegas: args.omega.clone(),
@@ -102,6 +108,27 @@ fn sweep_ranks(ranks: &Ranks, args: SweepArgs) -> anyhow::Result<()> {
     mocc_training::plot::sweep_figure(&args.out.join("sweep.png"), &pooled_by_omega(&rows))?;
     super::print_line(serde_json::to_string(&rows)?)?;
     Ok(())
+}
+
+/// What identifies an omega sweep, recorded in its folder so that `--resume` continues only
+/// the sweep it was given: the resolved config (every `--set` applied), the omegas, the seeds
+/// and the suite's text.
+fn sweep_mark(
+    args: &SweepArgs,
+    base: &LoadedConfig,
+    suite_path: &std::path::Path,
+) -> anyhow::Result<mocc_outputs::OutputMark> {
+    let config = serde_json::to_value(&base.resolved()?.config)?;
+    let suite_text = mocc_policy::error::read_text(suite_path).context("--suite")?;
+    Ok(mocc_outputs::OutputMark::with_arguments(
+        "mocc sweep",
+        serde_json::json!({
+            "config": config,
+            "omega": args.omega,
+            "seeds": args.seeds.as_ref().map(|s| s.0.clone()),
+            "suite": mocc_policy::export::sha256_hex(suite_text.as_bytes()),
+        }),
+    ))
 }
 
 /// The seeds of `--seeds`, in the order given.

@@ -41,7 +41,7 @@ pub struct TrainArgs {
 
 /// Runs `mocc train`; the last stdout line is a JSON summary. Under `mpirun` (a binary built
 /// with the `mpi` feature) every rank trains its share and rank 0 prints and writes. Alone, a
-/// SIGINT or SIGTERM ends training after the update in progress with a checkpoint (exit
+/// SIGINT or SIGTERM ends training within a minibatch, keeping the last checkpoint (exit
 /// status 128 + the signal); a second one ends it at once.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let ranks = Ranks::join()?;

@@ -8,6 +8,7 @@ use crate::checkpoint::{
 };
 use crate::recorder::METRICS_CSV;
 use crate::run_lock::LOCK_FILE;
+use mocc_outputs::{OutputMark, MARK_FILE};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -21,7 +22,34 @@ pub fn is_log(name: &str) -> bool {
 
 /// Whether `name` (at the top of a run folder) is something a run writes.
 pub fn is_run_entry(name: &str) -> bool {
-    is_log(name) || [LOCK_FILE, CHECKPOINTS_DIR, POOL_FILE].contains(&name)
+    is_log(name) || [LOCK_FILE, CHECKPOINTS_DIR, POOL_FILE, MARK_FILE].contains(&name)
+}
+
+/// The command whose mark a run folder and its checkpoints folder carry.
+pub const TRAIN_COMMAND: &str = "mocc train";
+
+/// Refuses `run` where another command marked it (an evaluation's, a sweep's folder).
+pub fn check_run_folder(run: &Path) -> Result<(), CheckpointError> {
+    let mark = OutputMark::new(TRAIN_COMMAND);
+    for dir in [run.to_path_buf(), run.join(CHECKPOINTS_DIR)] {
+        mark.check_owner(&dir)
+            .map_err(|e| CheckpointError::NotInRun {
+                path: run.to_path_buf(),
+                message: e.source.to_string(),
+            })?;
+    }
+    Ok(())
+}
+
+/// Marks `run` and its checkpoints folder (both created if needed) as a training run's, so
+/// that no other command writes into them (an export into an empty checkpoints folder, say).
+pub fn mark_run_folder(run: &Path) -> Result<(), CheckpointError> {
+    let mark = OutputMark::new(TRAIN_COMMAND);
+    for dir in [run.to_path_buf(), run.join(CHECKPOINTS_DIR)] {
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        mark.write(&dir).map_err(|e| io(&e.path)(e.source))?;
+    }
+    Ok(())
 }
 
 /// The run folder that holds checkpoint folder `ckpt` (`<run>/checkpoints/ckpt-N`), which a
@@ -95,6 +123,7 @@ fn read_header(ckpt: &Path) -> Result<StateHeader, CheckpointError> {
 /// Copies checkpoint folder `ckpt` into `run`'s checkpoints (a new run folder, or one without
 /// checkpoints), so that the run continues there; returns the copy.
 pub fn adopt(ckpt: &Path, run: &Path) -> Result<PathBuf, CheckpointError> {
+    check_run_folder(run)?;
     let dir = run.join(CHECKPOINTS_DIR);
     if dir.is_dir() && !list(&dir)?.is_empty() {
         return Err(CheckpointError::NotInRun {
@@ -102,6 +131,14 @@ pub fn adopt(ckpt: &Path, run: &Path) -> Result<PathBuf, CheckpointError> {
             message: "already holds checkpoints of its own; continue a checkpoint in a new \
                       run folder"
                 .into(),
+        });
+    }
+    if run.join(METRICS_CSV).exists() {
+        return Err(CheckpointError::NotInRun {
+            path: run.to_path_buf(),
+            message: format!(
+                "holds another run's {METRICS_CSV}; continue a checkpoint in a new run folder"
+            ),
         });
     }
     let name = checkpoint_name(read_header(ckpt)?.counters.updates);
@@ -116,6 +153,7 @@ pub fn adopt(ckpt: &Path, run: &Path) -> Result<PathBuf, CheckpointError> {
     let copy = dir.join(&name);
     std::fs::rename(&tmp, &copy).map_err(io(&copy))?;
     fsync_dir(&dir)?;
+    mark_run_folder(run)?;
     Ok(copy)
 }
 
@@ -125,7 +163,13 @@ mod tests {
 
     #[test]
     fn a_run_folder_holds_its_checkpoints_lock_logs_and_pool_only() {
-        for name in ["checkpoints", "mocc.lock", "metrics.csv", "pool.json"] {
+        for name in [
+            "checkpoints",
+            "mocc.lock",
+            "metrics.csv",
+            "pool.json",
+            "mocc-output.json",
+        ] {
             assert!(is_run_entry(name), "{name}");
         }
         assert!(is_log("events.out.tfevents.1700000000.42.mocc"));

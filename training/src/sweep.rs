@@ -191,6 +191,16 @@ fn holds_runs(out: &Path) -> bool {
     })
 }
 
+/// Refuses an omega that is no landmark count (C(n-1, 2) for some n >= 4).
+pub fn check_omegas(omegas: &[usize]) -> Result<(), SweepError> {
+    match omegas.iter().find(|&&o| denominator_for_omega(o).is_none()) {
+        Some(o) => Err(SweepError::Invalid(format!(
+            "--omega {o}: not C(n-1, 2) for any n >= 4 (valid: 3, 6, 10, 15, 21, 28, 36, ...)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Each run's config (budget scaled, landmarks and seed set) and omega, omega-major.
 fn sweep_runs(
     base: &LoadedConfig,
@@ -209,13 +219,7 @@ fn sweep_runs(
     if let Some(seed) = first_repeat(seeds) {
         return Err(SweepError::Invalid(format!("--seeds {seed}: given twice")));
     }
-    for &o in omegas {
-        if denominator_for_omega(o).is_none() {
-            return Err(SweepError::Invalid(format!(
-                "--omega {o}: not C(n-1, 2) for any n >= 4 (valid: 3, 6, 10, 15, 21, 28, 36, ...)"
-            )));
-        }
-    }
+    check_omegas(omegas)?;
     let base_omega = Landmarks::from_spec(&mocc.landmarks)
         .map_err(SweepError::Invalid)?
         .len();

@@ -13,6 +13,7 @@ use crate::model::ActorCritic;
 use crate::ppo_config::PpoConfig;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
 use tch::Device;
 
 /// Statistics of one PPO update (means over the minibatches run).
@@ -46,6 +47,8 @@ pub struct LossStats {
 /// Runs the PPO epochs on a batch: shuffled minibatches from `rng`, Adam steps on `opt`. With
 /// `replicas` (and a batch of one loss group) each minibatch's gradient is computed in parts
 /// on parallel threads ([`Replicas`]); on several ranks of `world`, see [`shared_update`].
+/// Alone, `cancel` set for [`CANCEL_GRACE`] ends the update before its next minibatch with
+/// [`UpdateError::Cancelled`] (the model is then mid-update: the caller discards it).
 #[allow(clippy::too_many_arguments)]
 pub fn update<R: Rng>(
     model: &ActorCritic,
@@ -57,6 +60,7 @@ pub fn update<R: Rng>(
     device: Device,
     rng: &mut R,
     world: &dyn Collective,
+    cancel: Option<&AtomicBool>,
 ) -> Result<LossStats, UpdateError> {
     if world.ranks() > 1 {
         return shared_update(model, opt, batch, cfg, ent_coef, device, rng, world);
@@ -76,12 +80,17 @@ pub fn update<R: Rng>(
         };
         Ok(Some((values, norm, 0.0)))
     };
-    let stats = run_epochs(n, cfg, (lr, ent_coef), rng, step)?;
+    let stats = run_epochs(n, cfg, (lr, ent_coef), rng, cancel, step)?;
     Ok(LossStats {
         explained_variance: explained_variance(&batch.values, &batch.returns),
         ..stats
     })
 }
+
+/// How long an update goes on after a stop request before it is abandoned: an update that
+/// ends within it is kept (and checkpointed); a longer one (a huge `update_epochs`) is not,
+/// so a stop takes at most this plus one minibatch.
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// One minibatch step's loss terms, gradient norm before clipping and seconds spent summing
 /// gradients over ranks; `None` for a minibatch no rank holds a row of.
@@ -96,6 +105,7 @@ fn run_epochs<R: Rng>(
     cfg: &PpoConfig,
     (lr, ent_coef): (f64, f64),
     rng: &mut R,
+    cancel: Option<&AtomicBool>,
     mut step: impl FnMut(usize, &[i64]) -> Result<StepOutcome, UpdateError>,
 ) -> Result<LossStats, UpdateError> {
     let bounds = minibatch_bounds(rows, cfg.num_minibatches);
@@ -106,10 +116,17 @@ fn run_epochs<R: Rng>(
         ..LossStats::default()
     };
     let mut minibatches = 0usize;
+    let mut stop_seen = None;
     for epoch in 0..cfg.update_epochs {
         shuffle(&mut order, rng);
         stats.epochs = epoch + 1;
         for chunk in bounds.windows(2).map(|w| &order[w[0]..w[1]]) {
+            if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+                let since = *stop_seen.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() >= CANCEL_GRACE {
+                    return Err(UpdateError::Cancelled { epoch });
+                }
+            }
             let Some((values, norm, summing)) = step(epoch, chunk)? else {
                 continue;
             };
@@ -162,7 +179,7 @@ fn shared_update<R: Rng>(
         };
         shared_step(model, opt, &mb, &groups, cfg, ent_coef, world, epoch)
     };
-    let stats = run_epochs(total, cfg, (lr, ent_coef), rng, step)?;
+    let stats = run_epochs(total, cfg, (lr, ent_coef), rng, None, step)?;
     Ok(LossStats {
         explained_variance: explained_variance(&batch.values, &batch.returns),
         ..stats

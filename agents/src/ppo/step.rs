@@ -18,6 +18,12 @@ pub enum UpdateError {
         /// The epoch it appeared in.
         epoch: usize,
     },
+    /// A stop was requested during the update (a signal): the model is mid-update.
+    #[error("stopped in epoch {epoch}, before the update finished")]
+    Cancelled {
+        /// The epoch it stopped in.
+        epoch: usize,
+    },
 }
 
 /// `value`, or the error naming `what` went non-finite in `epoch`.

@@ -76,6 +76,9 @@ pub struct ScenarioConfig {
     pub reward_capacity: crate::reward::RewardCapacity,
 }
 
+/// The most warm-up MIs a reset runs (Aurora runs 2).
+pub const MAX_WARMUP_MIS: u32 = 10_000;
+
 fn default_warmup() -> u32 {
     2
 }
@@ -148,6 +151,12 @@ impl ScenarioConfig {
     /// Checks every value; the error names the offending field.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         self.link.validate()?;
+        if self.warmup_mis > MAX_WARMUP_MIS {
+            return Err(ScenarioError::invalid(
+                "warmup_mis",
+                format!("must be <= {MAX_WARMUP_MIS} (got {})", self.warmup_mis),
+            ));
+        }
         if let Some(f) = &self.learned_flows {
             f.validate()?;
         }

@@ -37,6 +37,18 @@ pub enum App {
     Video(video::Video),
 }
 
+/// What `mocc net app` writes to `--out`: runs.csv (the marker), summary.json, one
+/// mis-<k>.csv per run and app.png; an earlier `mocc net app`'s outputs there are replaced as
+/// a whole once the new ones are complete.
+pub const NET_APP_OUTPUTS: mocc_outputs::Replaceable = mocc_outputs::Replaceable {
+    what: "an application run's outputs",
+    owns: |name, is_dir| {
+        !is_dir && (name.ends_with(".csv") || name.ends_with(".png") || name == "summary.json")
+    },
+    marker: "runs.csv",
+    command: Some("mocc net app"),
+};
+
 /// Bulk transfer wants the link: throughput first.
 pub const BULK_OBJECTIVE: Objective = [0.8, 0.1, 0.1];
 /// A real-time stream needs little bandwidth and short queues: latency first.

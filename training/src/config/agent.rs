@@ -81,12 +81,34 @@ impl Default for AgentConfig {
     }
 }
 
+/// The widest hidden layer a config may ask for (checked before libtorch allocates anything).
+pub const MAX_LAYER_SIZE: usize = 8_192;
+/// The most hidden layers of one network.
+pub const MAX_LAYERS: usize = 32;
+
+/// Hidden layer sizes: each in [1, MAX_LAYER_SIZE], at most MAX_LAYERS of them.
+fn check_layers(sizes: &[usize]) -> Result<(), String> {
+    if sizes.len() > MAX_LAYERS {
+        return Err(format!("at most {MAX_LAYERS} layers (got {})", sizes.len()));
+    }
+    match sizes.iter().find(|&&s| s == 0 || s > MAX_LAYER_SIZE) {
+        Some(s) => Err(format!(
+            "layer sizes must lie in [1, {MAX_LAYER_SIZE}] (got {s})"
+        )),
+        None => Ok(()),
+    }
+}
+
 impl AgentConfig {
     /// Checks layer sizes and log-std bounds; the error is (field, message).
     pub fn validate(&self) -> Result<(), (String, String)> {
-        for (name, sizes) in [("agent.pi", &self.pi), ("agent.vf", &self.vf)] {
-            if sizes.as_ref().is_some_and(|s| s.contains(&0)) {
-                return Err((name.into(), "layer sizes must be >= 1".into()));
+        for (name, sizes) in [
+            ("agent.pi", &self.pi),
+            ("agent.vf", &self.vf),
+            ("agent.preference", &self.preference),
+        ] {
+            if let Some(s) = sizes {
+                check_layers(s).map_err(|m| (name.to_string(), m))?;
             }
         }
         for (name, value) in [

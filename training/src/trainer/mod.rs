@@ -161,6 +161,7 @@ pub(crate) fn lock_on_rank_zero(
 fn start_afresh(run_dir: &Path) -> Result<(), TrainError> {
     let refuse =
         |message: String| TrainError::Incompatible(format!("{}: {message}", run_dir.display()));
+    run_folder::check_run_folder(run_dir)?;
     let ckpts = run_dir.join(checkpoint::CHECKPOINTS_DIR);
     if ckpts.is_dir() && checkpoint::list(&ckpts).is_ok_and(|l| !l.is_empty()) {
         return Err(refuse(format!(
@@ -189,7 +190,7 @@ fn start_afresh(run_dir: &Path) -> Result<(), TrainError> {
     for log in logs {
         std::fs::remove_file(&log).map_err(|source| TrainError::Io { path: log, source })?;
     }
-    Ok(())
+    Ok(run_folder::mark_run_folder(run_dir)?)
 }
 
 /// The rows the learner reads for `lanes`, in order, into `out`: each lane's observation and,
@@ -233,13 +234,15 @@ pub struct Trainer {
     log: RunLog,
     timing: TimeSplit,
     last_checkpoint: Option<PathBuf>,
+    /// A stop request abandoned an update midway: the model is not saved again.
+    abandoned_update: bool,
     saved_updates: Option<u64>,
     git_revision: Option<String>,
     /// Digests of the files the run reads by path, checked again on resume.
     inputs: Vec<InputDigest>,
     /// Held while the run writes into `run_dir` (by rank 0 alone: it alone writes there).
     _lock: Option<RunLock>,
-    /// Set when the run should stop after the update in progress.
+    /// Set when the run should stop (between updates, or within one: see `stop_when`).
     stop: Option<&'static AtomicBool>,
     /// The ranks that train this run together (one process by default), timed.
     world: Arc<Timed>,
@@ -312,6 +315,7 @@ impl Trainer {
             timing: TimeSplit::default(),
             counters: Counters::default(),
             last_checkpoint: None,
+            abandoned_update: false,
             saved_updates: None,
             git_revision: None,
             inputs: Vec::new(),
@@ -327,13 +331,16 @@ impl Trainer {
         })
     }
 
-    /// Stops [`Self::run`] after the update in progress once `flag` is set (by a SIGINT or
-    /// SIGTERM handler, say): the run ends with a checkpoint, as at the end of its budget, and
-    /// its summary says it was interrupted. Alone only: ranks of one run would see the flag at
-    /// different updates, so on several ranks the flag is ignored.
+    /// Stops [`Self::run`] once `flag` is set (by a SIGINT or SIGTERM handler, say): between
+    /// updates the run ends with a checkpoint, as at the end of its budget; during an update
+    /// the update is abandoned before its next minibatch and the last complete checkpoint is
+    /// the run's end (so a stop takes one minibatch, not a whole update). Its summary says it
+    /// was interrupted. Alone only: ranks of one run would see the flag at different updates,
+    /// so on several ranks the flag is ignored.
     pub fn stop_when(&mut self, flag: &'static AtomicBool) {
         if self.world.ranks() == 1 {
             self.stop = Some(flag);
+            self.learner.cancel_when(flag);
         }
     }
 
@@ -360,7 +367,17 @@ impl Trainer {
             let groups = self.assign_objectives();
             let net = self.collect_rollout(&groups);
             let rewards = self.rollout_rewards(&groups);
-            let losses = self.update()?;
+            let losses = match self.update() {
+                Err(TrainError::NonFinite {
+                    source: UpdateError::Cancelled { .. },
+                    ..
+                }) => {
+                    // The model is mid-update: nothing of it is saved.
+                    self.abandoned_update = true;
+                    break;
+                }
+                other => other?,
+            };
             self.counters.updates += 1;
             let plan_scalars = self.plan.observe(&rewards);
             self.log.scalars(self.counters.env_steps, plan_scalars);
@@ -545,7 +562,7 @@ impl Trainer {
 
     /// The last checkpoint (if the loop ended between cadences), flushed logs and the summary.
     fn finish(&mut self, start: Instant, steps_at_start: u64) -> Result<TrainSummary, TrainError> {
-        if self.saved_updates != Some(self.counters.updates) {
+        if !self.abandoned_update && self.saved_updates != Some(self.counters.updates) {
             self.save_checkpoint()?;
         }
         self.log.flush();
