@@ -124,10 +124,16 @@ fn simulate_under_capacity_matches_hand_computation() {
         "mi,time_s,duration_s,send_pps,thr_pps,mean_rtt_s,loss,reward,probe,competitive,\
          sent_latency_inflation,latency_ratio,send_ratio"
     );
+    // An MI without RTT samples (the first, before any ACK) has an empty RTT cell.
     let rows: Vec<Vec<f64>> = lines
-        .map(|r| r.split(',').map(|v| v.parse().unwrap()).collect())
+        .map(|r| {
+            r.split(',')
+                .map(|v| if v.is_empty() { f64::NAN } else { v.parse().unwrap() })
+                .collect()
+        })
         .collect();
     assert_eq!(rows.len(), 200);
+    assert!(rows.iter().all(|r| r[5].is_nan() || (r[5] - 0.1).abs() < 1e-9));
     assert!(rows.iter().all(|r| r.len() == 13));
     // A fixed rate never probes, and has no competitive mode.
     assert!(rows.iter().all(|r| r[8] == 0.0 && r[9] == 0.0));
@@ -135,8 +141,11 @@ fn simulate_under_capacity_matches_hand_computation() {
     // thr_pps + 1/duration is the delivery rate, 50 pkt/s on average.
     let delivered = rows.iter().map(|r| r[4] + 1.0 / r[2]).sum::<f64>() / 200.0;
     assert!((delivered - 50.0).abs() < 2.5, "{delivered}");
-    let mean_thr = rows.iter().map(|r| r[4]).sum::<f64>() / 200.0;
-    assert!((j["thr_pps"].as_f64().unwrap() - mean_thr).abs() < 1e-9);
+    // The run's throughput is delivered packets over its seconds: all 50 pkt/s but the
+    // packets in flight at the end (one RTT's, 0.1 s of the run).
+    let thr = j["thr_pps"].as_f64().unwrap();
+    let run_s = j["duration_s"].as_f64().unwrap();
+    assert!(thr <= 50.0 + 1e-9 && thr >= 50.0 * (1.0 - 0.11 / run_s), "{j}");
     let _ = std::fs::remove_file(csv);
 }
 
@@ -151,8 +160,8 @@ fn simulate_over_capacity_loses_the_excess() {
         "--steps",
         "400",
     ]));
-    // Delivery is capped at the link's 100 pkt/s; Aurora's metric subtracts one packet per
-    // MI, so the reported mean is 100 - mean(1/duration) (MIs last ~0.055 s here).
+    // Delivery is capped at the link's 100 pkt/s: the run delivers 100 packets a second but
+    // for the start (one RTT before the first delivery) and the end.
     let thr = j["thr_pps"].as_f64().unwrap();
     let per_mi_packet = 1.0 / j["mean_mi_s"].as_f64().unwrap();
     let mis = j["mis"].as_f64().unwrap();
@@ -161,7 +170,7 @@ fn simulate_over_capacity_loses_the_excess() {
         (run_s / mis - 1.0 / per_mi_packet).abs() < 1e-9,
         "the run's seconds: {j}"
     );
-    assert!((thr + per_mi_packet - 100.0).abs() < 5.0, "{j}");
+    assert!(thr <= 100.0 + 1e-9 && thr > 100.0 * (1.0 - 0.15 / run_s), "{j}");
     assert!((j["loss"].as_f64().unwrap() - 0.5).abs() < 0.05, "{j}");
 }
 
@@ -555,6 +564,7 @@ fn mocc_sweep_writes_csv_and_figure() {
     let mut ckpts: Vec<_> = std::fs::read_dir(six.join("checkpoints"))
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
         .collect();
     ckpts.sort();
     std::fs::remove_dir_all(ckpts.last().unwrap()).unwrap();

@@ -6,6 +6,8 @@ take, and the runtime of exported policies:
 - :func:`make_vec`: a ``gymnasium.vector.VectorEnv`` of one scenario file (one learned sender
   per env), stepped in Rust with the GIL released;
 - :func:`make`: one ``gymnasium.Env``;
+- ``gymnasium.make("mocc/Aurora-v0")``, ``"mocc/Mocc-v0"``, ``"mocc/Scenario-v0"``
+  (``scenario=PATH``): the registered ids (:mod:`mocc.registration`);
 - :func:`aec_env`: a PettingZoo ``AECEnv`` for scenarios with several learned senders, each
   acting at the end of its own monitor intervals;
 - :class:`Policy`, :class:`Controller`, :class:`PacketController`: an export folder, run as the
@@ -26,8 +28,11 @@ from ._mocc import (
     __version__,
 )
 from .objectives import landmarks, random_objective
+from .registration import register_envs
 from .single import MoccEnv, make
 from .vector import MoccVectorEnv, make_vec
+
+register_envs()
 
 
 def aec_env(*args, **kwargs):

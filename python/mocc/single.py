@@ -31,7 +31,12 @@ class MoccEnv(gym.Env):
         episode_mis: Optional[int] = None,
         objective_in_obs: Optional[bool] = None,
         env_index: int = 0,
+        seed: Optional[int] = None,
+        normalized_actions: bool = False,
     ):
+        """``seed`` seeds the first ``reset`` called without one (as ``make_vec``'s does);
+        ``normalized_actions`` takes actions in [-1, 1], scaled to the rule's action bound (the
+        space Gymnasium's checker and SB3 recommend; the default is PCC-RL's raw rate change)."""
         self._core = _mocc.VecEnv(
             str(scenario), 1, 0, 1, episode_mis, objective_in_obs, env_index
         )
@@ -41,7 +46,14 @@ class MoccEnv(gym.Env):
                 "times; use mocc.aec_env for this scenario"
             )
         self.observation_space = observation_space(self._core)
-        self.action_space = action_space(self._core)
+        raw_space = action_space(self._core)
+        self._action_scale = float(raw_space.high[0]) if normalized_actions else 1.0
+        self.action_space = (
+            gym.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+            if normalized_actions
+            else raw_space
+        )
+        self._first_seed = seed
         self.render_mode = None
         self._objectives = ObjectiveSource(objective, 1, np.asarray(self._core.default_objective))
         self._history = self._core.history_obs_len
@@ -59,6 +71,10 @@ class MoccEnv(gym.Env):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Starts an episode: ``seed`` reseeds the env with ``(seed, env_index)``; without one
         its RNG continues. ``options={"objective": ...}`` replaces the objective spec."""
+        if seed is None and self._first_seed is not None:
+            seed, self._first_seed = self._first_seed, None
+        else:
+            self._first_seed = None
         super().reset(seed=seed)
         options = options or {}
         if "objective" in options:
@@ -77,7 +93,7 @@ class MoccEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """One MI; returns ``(obs, reward, terminated, truncated, info)``, ``info`` the MI's
         statistics by name (``mocc.STEP_INFO_NAMES``)."""
-        a = np.asarray(action, dtype=np.float32).reshape(1)
+        a = np.asarray(action, dtype=np.float32).reshape(1) * np.float32(self._action_scale)
         obs, rewards, terminated, truncated, stats, final_obs = self._core.step(a)
         info = dict(zip(_mocc.STEP_INFO_NAMES, stats[0].tolist()))
         ended = bool(terminated[0] or truncated[0])
@@ -92,5 +108,6 @@ class MoccEnv(gym.Env):
 
 def make(scenario: Union[str, PathLike], **kwargs: Any) -> MoccEnv:
     """One ``gymnasium.Env`` of a scenario file; the keyword arguments (``objective``,
-    ``episode_mis``, ``objective_in_obs``, ``env_index``) are :class:`MoccEnv`'s."""
+    ``episode_mis``, ``objective_in_obs``, ``env_index``, ``seed``, ``normalized_actions``)
+    are :class:`MoccEnv`'s. ``seed`` seeds the first reset, as ``make_vec``'s does."""
     return MoccEnv(scenario, **kwargs)

@@ -90,6 +90,7 @@ class MoccVectorEnv(gym.vector.VectorEnv):
         episode_mis: Optional[int] = None,
         objective_in_obs: Optional[bool] = None,
         first_env: int = 0,
+        normalized_actions: bool = False,
     ):
         self._core = _mocc.VecEnv(
             str(scenario),
@@ -107,7 +108,14 @@ class MoccVectorEnv(gym.vector.VectorEnv):
             )
         self.num_envs = num_envs
         self.single_observation_space = observation_space(self._core)
-        self.single_action_space = action_space(self._core)
+        raw_space = action_space(self._core)
+        # Actions in [-1, 1] scaled to the rule's bound, or PCC-RL's raw rate change.
+        self._action_scale = float(raw_space.high[0]) if normalized_actions else 1.0
+        self.single_action_space = (
+            gym.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+            if normalized_actions
+            else raw_space
+        )
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.render_mode = None
@@ -147,6 +155,8 @@ class MoccVectorEnv(gym.vector.VectorEnv):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One MI per env; returns ``(obs, rewards, terminations, truncations, infos)``."""
         actions = np.ascontiguousarray(actions, dtype=np.float32).reshape(self.num_envs)
+        if self._action_scale != 1.0:
+            actions = actions * np.float32(self._action_scale)
         obs, rewards, terminated, truncated, stats, final_obs = self._core.step(actions)
         ended = terminated | truncated
         if final_obs is None:
@@ -194,5 +204,6 @@ def make_vec(scenario: Union[str, PathLike], num_envs: int, **kwargs: Any) -> Mo
     ``mocc.objectives`` (MOCC scenarios: it weighs the reward and ends each observation);
     ``threads`` steps the envs in parallel (results do not depend on it); ``episode_mis``
     overrides the scenario's episode length; ``objective_in_obs`` forces the objective into
-    observations on or off (default: on for ``reward: mocc``)."""
+    observations on or off (default: on for ``reward: mocc``); ``normalized_actions`` takes
+    actions in [-1, 1], scaled to the rule's action bound."""
     return MoccVectorEnv(scenario, num_envs, **kwargs)

@@ -76,7 +76,10 @@ fn sweep_ranks(ranks: &Ranks, args: SweepArgs) -> anyhow::Result<()> {
         anyhow::bail!("--omega: required for a config's sweep (e.g. --omega 3,10,36)");
     }
     // Arguments before files: a bad --omega is named before any file is read.
-    mocc_training::sweep::check_omegas(&args.omega)?;
+    mocc_training::sweep::check_plan(
+        &args.omega,
+        args.seeds.as_ref().map_or(&[][..], |s| &s.0[..]),
+    )?;
     let base = LoadedConfig::load(&args.config, &args.set)?;
     let suite_path = args
         .suite

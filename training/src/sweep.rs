@@ -191,8 +191,15 @@ fn holds_runs(out: &Path) -> bool {
     })
 }
 
-/// Refuses an omega that is no landmark count (C(n-1, 2) for some n >= 4).
-pub fn check_omegas(omegas: &[usize]) -> Result<(), SweepError> {
+/// Refuses an omega or seed given twice and an omega that is no landmark count (C(n-1, 2) for
+/// some n >= 4): the arguments of a sweep, checked before any file is read.
+pub fn check_plan(omegas: &[usize], seeds: &[u64]) -> Result<(), SweepError> {
+    if let Some(o) = first_repeat(omegas) {
+        return Err(SweepError::Invalid(format!("--omega {o}: given twice")));
+    }
+    if let Some(seed) = first_repeat(seeds) {
+        return Err(SweepError::Invalid(format!("--seeds {seed}: given twice")));
+    }
     match omegas.iter().find(|&&o| denominator_for_omega(o).is_none()) {
         Some(o) => Err(SweepError::Invalid(format!(
             "--omega {o}: not C(n-1, 2) for any n >= 4 (valid: 3, 6, 10, 15, 21, 28, 36, ...)"
@@ -213,13 +220,7 @@ fn sweep_runs(
             base.path.display()
         )));
     };
-    if let Some(o) = first_repeat(omegas) {
-        return Err(SweepError::Invalid(format!("--omega {o}: given twice")));
-    }
-    if let Some(seed) = first_repeat(seeds) {
-        return Err(SweepError::Invalid(format!("--seeds {seed}: given twice")));
-    }
-    check_omegas(omegas)?;
+    check_plan(omegas, seeds)?;
     let base_omega = Landmarks::from_spec(&mocc.landmarks)
         .map_err(SweepError::Invalid)?
         .len();
