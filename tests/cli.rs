@@ -128,12 +128,20 @@ fn simulate_under_capacity_matches_hand_computation() {
     let rows: Vec<Vec<f64>> = lines
         .map(|r| {
             r.split(',')
-                .map(|v| if v.is_empty() { f64::NAN } else { v.parse().unwrap() })
+                .map(|v| {
+                    if v.is_empty() {
+                        f64::NAN
+                    } else {
+                        v.parse().unwrap()
+                    }
+                })
                 .collect()
         })
         .collect();
     assert_eq!(rows.len(), 200);
-    assert!(rows.iter().all(|r| r[5].is_nan() || (r[5] - 0.1).abs() < 1e-9));
+    assert!(rows
+        .iter()
+        .all(|r| r[5].is_nan() || (r[5] - 0.1).abs() < 1e-9));
     assert!(rows.iter().all(|r| r.len() == 13));
     // A fixed rate never probes, and has no competitive mode.
     assert!(rows.iter().all(|r| r[8] == 0.0 && r[9] == 0.0));
@@ -145,7 +153,10 @@ fn simulate_under_capacity_matches_hand_computation() {
     // packets in flight at the end (one RTT's, 0.1 s of the run).
     let thr = j["thr_pps"].as_f64().unwrap();
     let run_s = j["duration_s"].as_f64().unwrap();
-    assert!(thr <= 50.0 + 1e-9 && thr >= 50.0 * (1.0 - 0.11 / run_s), "{j}");
+    assert!(
+        thr <= 50.0 + 1e-9 && thr >= 50.0 * (1.0 - 0.11 / run_s),
+        "{j}"
+    );
     let _ = std::fs::remove_file(csv);
 }
 
@@ -170,7 +181,10 @@ fn simulate_over_capacity_loses_the_excess() {
         (run_s / mis - 1.0 / per_mi_packet).abs() < 1e-9,
         "the run's seconds: {j}"
     );
-    assert!(thr <= 100.0 + 1e-9 && thr > 100.0 * (1.0 - 0.15 / run_s), "{j}");
+    assert!(
+        thr <= 100.0 + 1e-9 && thr > 100.0 * (1.0 - 0.15 / run_s),
+        "{j}"
+    );
     assert!((j["loss"].as_f64().unwrap() - 0.5).abs() < 0.05, "{j}");
 }
 

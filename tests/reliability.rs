@@ -1027,12 +1027,18 @@ fn names_with_commas_and_quotes_stay_in_their_columns() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-#[test]
-fn time_series_of_scenarios_with_one_name_keep_both_outputs() {
-    // Inside the repository, so that the suite's path is relative to where mocc runs.
-    let rel = format!("target/mocc-rel-{}-series", std::process::id());
+/// A fresh folder inside the repository's target/ (so that paths relative to where mocc runs
+/// reach it): its relative path and its full path.
+fn repo_scratch(name: &str) -> (String, PathBuf) {
+    let rel = format!("target/mocc-rel-{}-{name}", std::process::id());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel);
     let _ = std::fs::remove_dir_all(&root);
+    (rel, root)
+}
+
+#[test]
+fn time_series_of_scenarios_with_one_name_keep_both_outputs() {
+    let (rel, root) = repo_scratch("series");
     for sub in ["a", "b"] {
         std::fs::create_dir_all(root.join(sub)).unwrap();
         std::fs::write(
@@ -1066,9 +1072,7 @@ fn time_series_of_scenarios_with_one_name_keep_both_outputs() {
 
 #[test]
 fn a_relative_trace_in_an_eval_scenario_is_read_once_resolved() {
-    let rel = format!("target/mocc-rel-{}-trace", std::process::id());
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel);
-    let _ = std::fs::remove_dir_all(&root);
+    let (rel, root) = repo_scratch("trace");
     std::fs::create_dir_all(root.join("paths")).unwrap();
     // A Mahimahi trace (one packet delivery opportunity per line, in ms), beside the file.
     let trace: String = (1..=1000).map(|ms| format!("{ms}\n")).collect();

@@ -176,7 +176,8 @@ pub struct FairnessSummary {
     pub network: String,
     /// Number of flows.
     pub flows: usize,
-    /// Median of the per-second Jain's indices.
+    /// Median of the per-second Jain's indices (NaN, an empty cell, for a run too short to
+    /// have a second with every flow running: undefined, not 0).
     pub median_jain_index: f64,
     /// Mean of the per-second utilizations.
     pub utilization: f64,
@@ -204,7 +205,7 @@ impl FairnessSummary {
             policy: policy.to_string(),
             network: network.to_string(),
             flows,
-            median_jain_index: median_or_zero(&jain),
+            median_jain_index: median(jain.clone()),
             utilization: mean(&utilizations),
             max_min_rate_ratio: max_min_ratio(&means),
             rtt_ratio: rates.rtt_ratio_coexisting(),
@@ -229,7 +230,7 @@ fn fairness_summary_csv(rows: &[FairnessSummary]) -> String {
             csv_cell(&r.policy),
             csv_cell(&r.network),
             r.flows,
-            r.median_jain_index,
+            optional_cell(Some(r.median_jain_index)),
             r.utilization,
             r.max_min_rate_ratio,
             optional_cell(r.rtt_ratio),
@@ -451,16 +452,6 @@ pub fn write_flow_csvs(dir: &Path, texts: &[Option<String>]) -> Result<(), EvalE
 /// A CSV cell: the value, or empty without one.
 fn optional_cell(x: Option<f64>) -> String {
     mocc_outputs::csv::number(x)
-}
-
-/// The median of Jain's indices (0 for a run too short to have a second with every flow
-/// running, as fairness-summary.csv has always written it).
-fn median_or_zero(xs: &[f64]) -> f64 {
-    if xs.is_empty() {
-        0.0
-    } else {
-        median(xs.to_vec())
-    }
 }
 
 fn mean(xs: &[f64]) -> f64 {

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _mocc
 from .objectives import ObjectiveSource, ObjectiveSpec
-from .vector import action_space, observation_space
+from .vector import action_scale, action_space, observation_space
 
 
 class MoccEnv(gym.Env):
@@ -46,13 +46,8 @@ class MoccEnv(gym.Env):
                 "times; use mocc.aec_env for this scenario"
             )
         self.observation_space = observation_space(self._core)
-        raw_space = action_space(self._core)
-        self._action_scale = float(raw_space.high[0]) if normalized_actions else 1.0
-        self.action_space = (
-            gym.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
-            if normalized_actions
-            else raw_space
-        )
+        self._action_scale = action_scale(self._core, normalized_actions)
+        self.action_space = action_space(self._core, normalized_actions)
         self._first_seed = seed
         self.render_mode = None
         self._objectives = ObjectiveSource(objective, 1, np.asarray(self._core.default_objective))
@@ -93,7 +88,7 @@ class MoccEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """One MI; returns ``(obs, reward, terminated, truncated, info)``, ``info`` the MI's
         statistics by name (``mocc.STEP_INFO_NAMES``)."""
-        a = np.asarray(action, dtype=np.float32).reshape(1) * np.float32(self._action_scale)
+        a = np.asarray(action, dtype=np.float32).reshape(1) * self._action_scale
         obs, rewards, terminated, truncated, stats, final_obs = self._core.step(a)
         info = dict(zip(_mocc.STEP_INFO_NAMES, stats[0].tolist()))
         ended = bool(terminated[0] or truncated[0])

@@ -43,12 +43,20 @@ def observation_space(core: _mocc.VecEnv) -> gym.spaces.Box:
     return gym.spaces.Box(low, high, dtype=np.float32)
 
 
-def action_space(core: _mocc.VecEnv) -> gym.spaces.Box:
+def action_space(core: _mocc.VecEnv, normalized: bool = False) -> gym.spaces.Box:
     """One lane's action: the rate change of the next MI. Any real number is valid; the bound
     is the largest one that still changes anything (``core.action_bound``: from the rule's
-    minimum rate to its maximum in one MI)."""
+    minimum rate to its maximum in one MI). ``normalized``: [-1, 1], scaled by
+    :func:`action_scale`."""
+    if normalized:
+        return gym.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
     bound = np.float32(core.action_bound)
     return gym.spaces.Box(-bound, bound, shape=(1,), dtype=np.float32)
+
+
+def action_scale(core: _mocc.VecEnv, normalized: bool) -> np.float32:
+    """What an action is multiplied by before the env applies it (the bound when normalized)."""
+    return np.float32(core.action_bound) if normalized else np.float32(1.0)
 
 
 def info_dict(stats: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
@@ -108,14 +116,9 @@ class MoccVectorEnv(gym.vector.VectorEnv):
             )
         self.num_envs = num_envs
         self.single_observation_space = observation_space(self._core)
-        raw_space = action_space(self._core)
         # Actions in [-1, 1] scaled to the rule's bound, or PCC-RL's raw rate change.
-        self._action_scale = float(raw_space.high[0]) if normalized_actions else 1.0
-        self.single_action_space = (
-            gym.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
-            if normalized_actions
-            else raw_space
-        )
+        self._action_scale = action_scale(self._core, normalized_actions)
+        self.single_action_space = action_space(self._core, normalized_actions)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.render_mode = None
@@ -156,7 +159,7 @@ class MoccVectorEnv(gym.vector.VectorEnv):
         """One MI per env; returns ``(obs, rewards, terminations, truncations, infos)``."""
         actions = np.ascontiguousarray(actions, dtype=np.float32).reshape(self.num_envs)
         if self._action_scale != 1.0:
-            actions = actions * np.float32(self._action_scale)
+            actions = actions * self._action_scale
         obs, rewards, terminated, truncated, stats, final_obs = self._core.step(actions)
         ended = terminated | truncated
         if final_obs is None:

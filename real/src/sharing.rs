@@ -91,7 +91,7 @@ impl FairnessRow {
             s.flows,
             self.side.name(),
             s.run,
-            s.median_jain_index,
+            mocc_outputs::csv::number(Some(s.median_jain_index)),
             s.utilization,
             s.max_min_rate_ratio,
             s.rtt_ratio.map(|r| r.to_string()).unwrap_or_default()
