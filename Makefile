@@ -89,13 +89,29 @@ bench-env: build
 	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 1 --steps $(BENCH_STEPS)
 	./target/release/mocc bench env --scenario $(BENCH_SCENARIO) --envs 50 --threads 2 --steps $(BENCH_STEPS)
 
-# Every test of the workspace, optimized, with debug assertions (profile `ci`).
-test: libtorch pytools nettools
+# Where the MPI tests run, `make test` builds the `mpi` feature into its one workspace build
+# (tests/mpi.rs runs with the others) instead of building the graph again for them.
+ifeq ($(MOCC_TEST_MPI),1)
+TEST_FEATURES := $(if $(filter 1,$(MPI)),,--features mpi)
+TEST_DEPS := mpitools
+else
+TEST_FEATURES :=
+TEST_DEPS :=
+endif
+
+# Every test of the workspace, optimized, with debug assertions (profile `ci`), built once:
+# the MPI tests inside the workspace's build, the Python package by maturin from the same
+# compiled dependencies (python/Cargo.toml unifies their features), its tests on the `mocc`
+# binary that build made.
+test: libtorch pytools nettools python-env $(TEST_DEPS)
 	MOCC_PYTOOLS="$(PYTOOLS_DIR)" MOCC_REQUIRE_TENSORBOARD=1 MOCC_REQUIRE_NOTEBOOKS=1 \
 		MOCC_REQUIRE_NET=$(MOCC_REQUIRE_NET) MOCC_REQUIRE_ROOT=$(MOCC_REQUIRE_NET) \
-		$(CARGO) test --profile ci --workspace $(FEATURES)
-	$(MAKE) --no-print-directory test-mpi
-	$(MAKE) --no-print-directory test-python
+		$(CARGO) test --profile ci --workspace $(FEATURES) $(TEST_FEATURES)
+ifneq ($(MOCC_TEST_MPI),1)
+	@echo "test-mpi: skipped (OpenMPI is missing and installing it needs root: scripts/install-mpi.sh)"
+endif
+	scripts/build-python.sh "$(PYTHON_ENV)" ci
+	scripts/test-python.sh "$(PYTHON_ENV)" target/ci/mocc
 
 # The Python package: built (profile ci, whose artifacts `cargo test` made), its pytest suite,
 # the SB3 and CleanRL-style examples with their learning checks, the notebook.

@@ -622,3 +622,72 @@ fn docs_architecture_names_every_module_of_every_crate() {
         missing.join("\n")
     );
 }
+
+/// Each package's features in one `cargo tree` resolution (`{name version: features}`).
+fn resolved_features(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "--prefix", "none", "-f", "{p}|{f}"])
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((package, features)) = line.trim_end_matches(" (*)").split_once('|') else {
+            continue;
+        };
+        let name = package.split(" (").next().unwrap_or(package).to_string();
+        let set = map.entry(name).or_default();
+        set.extend(
+            features
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(String::from),
+        );
+    }
+    map
+}
+
+#[test]
+fn the_python_crate_builds_its_dependencies_with_the_workspaces_features() {
+    // What python/Cargo.toml lists for feature unification: maturin's build after the
+    // workspace's tests reuses their compiled dependencies only where the features agree.
+    let workspace = resolved_features(&["--workspace", "-e", "normal,build,dev"]);
+    let python = resolved_features(&[
+        "-p",
+        "mocc-python",
+        "--features",
+        "pyo3/extension-module",
+        "-e",
+        "normal,build",
+    ]);
+    let unified = [
+        "anstyle",
+        "digest",
+        "memchr",
+        "num-integer",
+        "num-traits",
+        "zerocopy",
+        "getrandom",
+    ];
+    let mut differ = Vec::new();
+    for (package, features) in &python {
+        let name = package.split(' ').next().unwrap_or_default();
+        if !unified.contains(&name) {
+            continue;
+        }
+        if workspace.get(package) != Some(features) {
+            differ.push(format!(
+                "{package}: {features:?} for the python crate, {:?} for the workspace",
+                workspace.get(package)
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
