@@ -889,14 +889,7 @@ fn a_killed_simulate_leaves_the_previous_file_whole() {
     ];
     succeeds(&mocc(&[&args[..], &["--steps", "50"]].concat()));
     let before = std::fs::read(&file).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
-        .args(args)
-        .args(["--steps", "10000000"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn_quiet(&[&args[..], &["--steps", "10000000"]].concat());
     std::thread::sleep(std::time::Duration::from_millis(700));
     child.kill().unwrap();
     child.wait().unwrap();
@@ -1123,15 +1116,16 @@ fn sizes_and_counts_beyond_their_bounds_are_named_before_anything_runs() {
 fn sigterm_during_a_long_update_ends_training_within_seconds() {
     let run = temp("sigterm-update");
     // One update of many epochs: minutes long, far beyond the stop's bound.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mocc"))
-        .args(["train", "configs/tiny.yaml", "--out", s(&run)])
-        .args(["--set", "ppo.update_epochs=1000"])
-        .args(["--set", "ppo.num_minibatches=64"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn_quiet(&[
+        "train",
+        "configs/tiny.yaml",
+        "--out",
+        s(&run),
+        "--set",
+        "ppo.update_epochs=1000",
+        "--set",
+        "ppo.num_minibatches=64",
+    ]);
     std::thread::sleep(std::time::Duration::from_secs(2));
     let sent = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

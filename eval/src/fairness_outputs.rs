@@ -5,7 +5,6 @@
 use crate::actor::LoadedPolicy;
 use crate::figures::{cdf, policy_lines};
 use crate::flow_figures::write_text;
-use crate::results::csv_cell;
 use crate::results::median;
 use crate::results::EvalError;
 use crate::suite::FairnessSpec;
@@ -227,13 +226,13 @@ fn fairness_summary_csv(rows: &[FairnessSummary]) -> String {
     for r in rows {
         text.push_str(&format!(
             "{},{},{},{},{},{},{},{}\n",
-            csv_cell(&r.policy),
-            csv_cell(&r.network),
+            mocc_outputs::csv::cell(&r.policy),
+            mocc_outputs::csv::cell(&r.network),
             r.flows,
-            optional_cell(Some(r.median_jain_index)),
+            mocc_outputs::csv::number(Some(r.median_jain_index)),
             r.utilization,
             r.max_min_rate_ratio,
-            optional_cell(r.rtt_ratio),
+            mocc_outputs::csv::number(r.rtt_ratio),
             r.run
         ));
     }
@@ -353,10 +352,10 @@ fn per_second_rows(
         cells.resize(max_flows, ",".into());
         text.push_str(&format!(
             "{},{n},{second},{j},{u},{}{},{},{run}\n",
-            csv_cell(policy),
-            csv_cell(&net.label()),
+            mocc_outputs::csv::cell(policy),
+            mocc_outputs::csv::cell(&net.label()),
             cells.concat(),
-            optional_cell(rates.rtt_ratio_in(second))
+            mocc_outputs::csv::number(rates.rtt_ratio_in(second))
         ));
     }
 }
@@ -447,11 +446,6 @@ pub fn write_flow_csvs(dir: &Path, texts: &[Option<String>]) -> Result<(), EvalE
         }
     }
     Ok(())
-}
-
-/// A CSV cell: the value, or empty without one.
-fn optional_cell(x: Option<f64>) -> String {
-    mocc_outputs::csv::number(x)
 }
 
 fn mean(xs: &[f64]) -> f64 {

@@ -96,7 +96,7 @@ pub fn friendliness_outputs(
             };
             text.push_str(&format!(
                 "{},{},{},{},{},{}\n",
-                crate::results::csv_cell(&row.policy),
+                mocc_outputs::csv::cell(&row.policy),
                 row.policy_pps,
                 row.cubic_pps,
                 row.ratio,
@@ -346,11 +346,11 @@ pub fn timeseries_outputs(
         for r in &rows {
             text.push_str(&format!(
                 "{},{},{},{},{},{},{}\n",
-                crate::results::csv_cell(p.name()),
+                mocc_outputs::csv::cell(p.name()),
                 r.time_s,
                 r.send_pps,
                 r.delivered_pps,
-                mocc_outputs::csv::number((r.mean_rtt_s > 0.0).then_some(r.mean_rtt_s)),
+                mocc_outputs::csv::number(r.rtt_sample()),
                 r.capacity_pps,
                 r.base_rtt_s
             ));

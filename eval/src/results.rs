@@ -200,10 +200,6 @@ pub const EVAL_OUTPUTS: mocc_outputs::Replaceable = mocc_outputs::Replaceable {
 /// the overlay `mocc eval --rule` applied.
 pub const RULES_JSON: &str = "rules.json";
 
-/// A CSV text cell, quoted where it must be (one rule for every output:
-/// [`mocc_outputs::csv::cell`]).
-pub use mocc_outputs::csv::cell as csv_cell;
-
 /// The file of result rows in an evaluation's folder.
 pub const RESULTS_CSV: &str = "results.csv";
 
@@ -335,8 +331,8 @@ pub fn write_csv<W: std::io::Write>(mut out: W, rows: &[EvalRow]) -> std::io::Re
         write!(
             out,
             "{},{},{},{},{},{}",
-            csv_cell(&r.policy),
-            csv_cell(&r.network),
+            mocc_outputs::csv::cell(&r.policy),
+            mocc_outputs::csv::cell(&r.network),
             r.w_thr,
             r.w_lat,
             r.w_loss,

@@ -62,6 +62,14 @@ pub struct MiRow {
     pub raw: mocc_policy::MonitorInterval,
 }
 
+impl MiRow {
+    /// The MI's mean RTT, None where it had no RTT sample (the simulator's 0 there is no
+    /// RTT): what CSV rows write as an empty cell.
+    pub fn rtt_sample(&self) -> Option<f64> {
+        (self.mean_rtt_s > 0.0).then_some(self.mean_rtt_s)
+    }
+}
+
 /// The run: its MIs and simulated seconds; its rates and loss over the whole run (packets
 /// over seconds, lost over sent), its RTT over the packets delivered, its reward per MI.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -365,9 +373,9 @@ impl ReportSums {
         self.sent += sent;
         self.delivered += delivered;
         self.lost += r.loss * sent;
-        if r.mean_rtt_s > 0.0 && delivered > 0.0 {
+        if let Some(rtt) = r.rtt_sample().filter(|_| delivered > 0.0) {
             self.rtt_weight += delivered;
-            self.rtt_sum += r.mean_rtt_s * delivered;
+            self.rtt_sum += rtt * delivered;
         }
         self.reward += r.reward;
     }
@@ -416,8 +424,7 @@ pub fn write_csv_row<W: Write + ?Sized>(out: &mut W, r: &MiRow) -> std::io::Resu
         r.duration_s,
         r.send_pps,
         r.thr_pps,
-        // No RTT sample in the MI: an empty cell, not 0.
-        mocc_outputs::csv::number((r.mean_rtt_s > 0.0).then_some(r.mean_rtt_s)),
+        mocc_outputs::csv::number(r.rtt_sample()),
         r.loss,
         r.reward,
         u8::from(r.probe),

@@ -4,7 +4,7 @@
 
 use crate::fairness_outputs::FairnessSummary;
 use crate::flow_figures::FriendlinessRow;
-use crate::results::{csv_cell, EvalRow};
+use crate::results::EvalRow;
 pub use crate::suite::targets::{Cases, Check, Metric, Reduce, Section, Target, MAX_TARGETS};
 use serde::{Deserialize, Serialize};
 
@@ -266,14 +266,14 @@ pub fn targets_csv(outcomes: &[TargetOutcome]) -> String {
                 f.iter().map(usize::to_string).collect::<Vec<_>>().join(" ")
             });
             let cells = [
-                csv_cell(&o.policy),
-                csv_cell(&o.suite),
-                csv_cell(&o.target),
-                csv_cell(o.group.as_deref().unwrap_or("")),
+                mocc_outputs::csv::cell(&o.policy),
+                mocc_outputs::csv::cell(&o.suite),
+                mocc_outputs::csv::cell(&o.target),
+                mocc_outputs::csv::cell(o.group.as_deref().unwrap_or("")),
                 o.met.to_string(),
                 i.to_string(),
                 k.metric.to_string(),
-                csv_cell(k.network.as_deref().unwrap_or("")),
+                mocc_outputs::csv::cell(k.network.as_deref().unwrap_or("")),
                 flows,
                 k.of.name().to_string(),
                 optional(k.at_least),

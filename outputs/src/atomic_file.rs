@@ -40,3 +40,11 @@ pub(crate) fn io_at(path: &Path) -> impl Fn(std::io::Error) -> FileError + '_ {
         source,
     }
 }
+
+/// Why an output (a file, a folder) is not written there: the error names the path.
+pub(crate) fn refused(path: &Path, message: String) -> FileError {
+    FileError {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, message),
+    }
+}

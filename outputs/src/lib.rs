@@ -5,7 +5,8 @@
 //!   [`Replaceable`]); single files written atomically ([`write_file_atomic`]); the free space
 //!   of a file system ([`free_bytes`]).
 //! - [`atomic_file`]: single files written whole ([`write_file_atomic`]).
-//! - [`csv`]: CSV rows with quoted text and empty cells for undefined numbers ([`CsvRow`]).
+//! - [`csv`]: CSV cells: quoted text ([`csv::cell`]), empty cells for undefined numbers
+//!   ([`csv::number`]).
 //! - [`output_mark`]: which command wrote a folder and with which arguments ([`OutputMark`],
 //!   [`MARK_FILE`]): a command refuses another command's folder, `--resume` other arguments.
 //! - [`export_folder`]: exports written as folders (`policy.json` + `policy.safetensors`, a
@@ -22,7 +23,6 @@ pub mod output_mark;
 pub mod staged_dir;
 
 pub use atomic_file::write_file_atomic;
-pub use csv::CsvRow;
 pub use export_folder::{save_policy, write_export, write_pair, EXPORT_FOLDER};
 pub use output_mark::{OutputMark, MARK_FILE};
 pub use staged_dir::{free_bytes, Replaceable, StagedDir, StagedFile};

@@ -6,7 +6,7 @@
 //! `policy.json` says what wrote them, so an export folder holds no mark, and a marked folder
 //! is never an export's.
 
-use crate::atomic_file::write_file_atomic;
+use crate::atomic_file::{refused, write_file_atomic};
 use mocc_policy::error::FileError;
 use serde_json::Value;
 use std::path::Path;
@@ -23,13 +23,6 @@ pub struct OutputMark {
     pub command: String,
     /// What identifies the run: compared by `--resume`.
     pub arguments: Value,
-}
-
-fn refused(path: &Path, message: String) -> FileError {
-    FileError {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, message),
-    }
 }
 
 impl OutputMark {

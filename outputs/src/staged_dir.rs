@@ -11,7 +11,7 @@
 
 #[cfg(test)]
 use crate::atomic_file::write_file_atomic;
-use crate::atomic_file::{io_at, parent_of};
+use crate::atomic_file::{io_at, parent_of, refused};
 use crate::output_mark::{OutputMark, MARK_FILE};
 use mocc_policy::error::FileError;
 use std::path::{Path, PathBuf};
@@ -40,14 +40,6 @@ pub struct StagedDir {
     dest: PathBuf,
     committed: bool,
     mark: Option<OutputMark>,
-}
-
-/// Why an output folder could not be staged or put in place.
-fn refused(path: &Path, message: String) -> FileError {
-    FileError {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, message),
-    }
 }
 
 impl StagedDir {

@@ -166,7 +166,7 @@ pub fn run_fig10(plan: &Fig10Plan, mut log: impl FnMut(&str)) -> Result<Fig10Rep
                         "{},{k},{},{},{}\n",
                         path.name,
                         scheme.transport,
-                        csv_field(&scheme.cc),
+                        mocc_outputs::csv::cell(&scheme.cc),
                         run.csv_fields(app)
                     ))
                 })?;
@@ -303,9 +303,9 @@ fn write_cells(csv: &Path, cells: &[Fig10Cell]) -> Result<(), RunError> {
             "{},{},{},{},{value},{lower},{}\n",
             c.app,
             c.path,
-            csv_field(&c.scheme),
+            mocc_outputs::csv::cell(&c.scheme),
             headline_name(&c.summary),
-            csv_field(&json)
+            mocc_outputs::csv::cell(&json)
         ));
     }
     mocc_outputs::write_file_atomic(csv, text.as_bytes()).map_err(|e| RunError::Write {
@@ -321,9 +321,6 @@ fn headline_name(s: &AppSummary) -> &'static str {
         AppSummary::Video(_) => "qoe_lin",
     }
 }
-
-/// A CSV text field, quoted where it must be ([`mocc_outputs::csv::cell`]).
-pub use mocc_outputs::csv::cell as csv_field;
 
 fn write_error(path: &Path) -> impl Fn(std::io::Error) -> RunError + '_ {
     move |source| RunError::Write {

@@ -185,7 +185,7 @@ fn run_app(a: AppArgs) -> anyhow::Result<()> {
         append(format!(
             "{k},{},{},{}\n",
             a.transport,
-            mocc_real::fig10::csv_field(&a.cc),
+            mocc_outputs::csv::cell(&a.cc),
             run.csv_fields(&application)
         ))?;
         runs.push(run.run);

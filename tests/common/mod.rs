@@ -13,6 +13,18 @@ pub fn mocc(args: &[&str]) -> Output {
         .expect("mocc runs")
 }
 
+/// Starts the `mocc` binary with `args` from the repository root, its output discarded (for a
+/// test that signals or kills it).
+pub fn spawn_quiet(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_mocc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("mocc starts")
+}
+
 /// Copies the folder tree `from` to `to`.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("creates");

@@ -299,10 +299,3 @@ fn assess_counts_targets_per_group() {
         "{csv}"
     );
 }
-
-#[test]
-fn csv_cells_quote_what_would_split_a_row() {
-    assert_eq!(csv_cell("plain"), "plain");
-    assert_eq!(csv_cell("a,b"), "\"a,b\"");
-    assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
-}
