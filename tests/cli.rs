@@ -77,6 +77,8 @@ fn every_subcommand_has_help() {
         vec!["pair", "--help"],
         vec!["adapt", "--help"],
         vec!["experiment", "adaptation", "--help"],
+        vec!["experiment", "fig5", "--help"],
+        vec!["experiment", "leo", "--help"],
         vec!["train", "--help"],
         vec!["eval", "--help"],
         vec!["sweep", "--help"],
@@ -868,6 +870,57 @@ fn adapt_and_the_adaptation_experiment_end_to_end() {
 }
 
 #[test]
+fn experiment_fig5_runs_the_sweeps_for_every_scheme_it_is_given() {
+    let suite = temp_path("fig5-tiny.yaml");
+    std::fs::write(
+        &suite,
+        concat!(
+            "sweeps:\n",
+            "  base: {bw_pps: 300, delay_s: 0.03, queue_pkts: 60, loss: 0.0}\n",
+            "  loss: [0.0, 0.05]\n",
+            "seeds: [0]\n",
+            "steps: 100\n"
+        ),
+    )
+    .unwrap();
+    let out_dir = temp_path("fig5-tiny");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let summary = stdout_json(&mocc(&[
+        "experiment",
+        "fig5",
+        "--policy",
+        "const:150",
+        "--schemes",
+        "bbr3,proteus-s,leocc",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]));
+    assert_eq!(eval_runs(&summary), [2; 4], "{summary}");
+    let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    for policy in ["const:150", "bbr3", "proteus-s", "leocc"] {
+        let rows = csv.lines().filter(|l| l.starts_with(&format!("{policy},")));
+        assert_eq!(rows.count(), 2, "{policy}: {csv}");
+    }
+    assert!(out_dir.join("sweeps.png").is_file());
+    let out = mocc(&[
+        "experiment",
+        "fig5",
+        "--schemes",
+        "bbr2",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_fails_naming(
+        &out,
+        "--schemes bbr2: not a classic scheme (cubic, cubic_unpaced",
+    );
+}
+
+#[test]
 fn eval_compares_baselines_and_names_bad_ones() {
     let suite = temp_path("baseline-suite.yaml");
     std::fs::write(
@@ -936,6 +989,11 @@ fn eval_compares_baselines_and_names_bad_ones() {
         suite.to_str().unwrap(),
     ]);
     assert_fails_naming(&out, "reno");
+    // The refusal lists the schemes there are.
+    assert_fails_naming(
+        &out,
+        "bbr3, copa, vegas, allegro, vivace, proteus, proteus_s, leocc",
+    );
     let sim = stdout_json(&mocc(&[
         "simulate",
         "--network",

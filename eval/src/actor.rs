@@ -16,7 +16,11 @@ pub enum PolicyLoadError {
     Checkpoint(String),
     /// The path is neither a baseline name nor an export folder, and no checkpoint loader was
     /// given (evaluation without mocc-training runs exports and baselines only).
-    #[error("{}: not a baseline name and not an export folder (no policy.json)", .0.display())]
+    #[error(
+        "{}: not a baseline name ({}, const:RATE) and not an export, checkpoint or run folder",
+        .0.display(),
+        ClassicKind::names()
+    )]
     NotAPolicy(std::path::PathBuf),
     /// The export folder is invalid.
     #[error(transparent)]
@@ -127,8 +131,8 @@ enum Driver {
     Baseline(SenderConfig),
 }
 
-/// The sender of a baseline name: `cubic`, `cubic_unpaced`, `bbr`, `copa`, `vegas`, `vivace` or
-/// `const:RATE` (packets/s).
+/// The sender of a baseline name: a classic scheme's ([`ClassicKind::names`]: `cubic`, `bbr`,
+/// `bbr3`, `copa`, `allegro`, `proteus_s`, `leocc`, ...) or `const:RATE` (packets/s).
 pub fn baseline_sender(name: &str) -> Option<Result<SenderConfig, String>> {
     if let Some(kind) = ClassicKind::from_name(name) {
         return Some(Ok(SenderConfig {

@@ -1,8 +1,8 @@
 //! mocc-eval: policies on simulated networks, measured as the papers measure them. No libtorch.
 //!
 //! - [`actor`]: what is evaluated: a trained actor behind the [`actor::Actor`] trait (an
-//!   export here; mocc-training adds checkpoints) or a baseline sender (Cubic, BBR, Copa, Vegas,
-//!   Vivace, a constant rate), loaded as a [`actor::LoadedPolicy`].
+//!   export here; mocc-training adds checkpoints) or a baseline sender (every classic scheme of
+//!   `mocc_gym::cc`, a constant rate), loaded as a [`actor::LoadedPolicy`].
 //! - [`suite`]: evaluation suites (`configs/eval/*.yaml`) and their validation.
 //! - [`evaluate()`]: a policy on a whole suite: [`network_eval`] (every network x objective x
 //!   seed) and [`scenario_eval`] (the suite's scenario files); [`results`]: what they report

@@ -84,6 +84,20 @@ impl Schedule {
     fn time_of(&self, cycle: u64, idx: usize) -> f64 {
         cycle as f64 * self.period_s.unwrap_or(0.0) + self.steps[idx].0
     }
+
+    /// Time of the latest step at or before `t` (a repeat of the first step included), `None`
+    /// before the first step after time 0.
+    fn last_step_at_or_before(&self, t: f64) -> Option<f64> {
+        let (cycle, u) = match self.period_s {
+            Some(p) if p > 0.0 => {
+                let cycle = (t / p).floor().max(0.0);
+                (cycle as u64, t - cycle * p)
+            }
+            _ => (0, t),
+        };
+        let idx = self.steps.partition_point(|s| s.0 <= u).checked_sub(1)?;
+        (cycle > 0 || idx > 0).then(|| self.time_of(cycle, idx))
+    }
 }
 
 /// Position of the next parameter change.
@@ -352,6 +366,38 @@ impl Link {
         times.sort_by(f64::total_cmp);
         times.dedup();
         times
+    }
+
+    /// The latest reconfiguration of the path at or before `t`: a scheduled step of its
+    /// parameters or the start of a link-down window (a handover), as a LEO path's companion
+    /// (Starlink's reconfiguration schedule) announces it. `None` before the first.
+    pub fn last_reconfiguration_at(&self, t: f64) -> Option<f64> {
+        let step = self
+            .schedule
+            .as_ref()
+            .and_then(|s| s.last_step_at_or_before(t));
+        let outage = self
+            .outages
+            .iter()
+            .flat_map(|o| o.iter())
+            .filter(|o| o.start_s <= t)
+            .map(|o| match o.period_s {
+                Some(p) if p > 0.0 => o.start_s + ((t - o.start_s) / p).floor() * p,
+                _ => o.start_s,
+            })
+            .fold(None, |best: Option<f64>, x| {
+                Some(best.map_or(x, |b| b.max(x)))
+            });
+        match (step, outage) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether the link is down at some time within `guard_s` of `t` (a handover the path
+    /// description declares, as SaTCP's link-layer hints predict it).
+    pub fn down_near(&self, t: f64, guard_s: f64) -> bool {
+        self.outages.is_some() && !self.down_windows(t - guard_s, t + guard_s).is_empty()
     }
 
     /// The windows within `[t0, t1]` in which the link is down, merged where outages overlap.
@@ -654,6 +700,22 @@ mod tests {
             link.change_times(17.0),
             vec![1.0, 1.5, 2.0, 3.0, 5.0, 6.0, 8.0, 9.0, 11.0, 12.0, 14.0, 15.0, 16.0, 16.5]
         );
+        // Reconfigurations a companion announces: the steps (2, 3, 5, ...) and outage starts
+        // (1, 16), not the outages' ends, not time 0.
+        let at = |t: f64| link.last_reconfiguration_at(t);
+        assert_eq!(at(0.5), None);
+        assert_eq!(at(1.2), Some(1.0));
+        assert_eq!(at(1.7), Some(1.0));
+        assert_eq!(at(2.0), Some(2.0));
+        assert_eq!(at(4.9), Some(3.0));
+        assert_eq!(at(15.9), Some(15.0));
+        assert_eq!(at(16.2), Some(16.0));
+        // Handover hints: down within the guard of a send time.
+        assert!(link.down_near(0.995, 0.01) && !link.down_near(0.98, 0.01));
+        assert!(link.down_near(1.505, 0.01) && !link.down_near(1.52, 0.01));
+        let plain = Link::fixed(params(100.0, 0.05, 10.0, 0.0));
+        assert_eq!(plain.last_reconfiguration_at(100.0), None);
+        assert!(!plain.down_near(1.0, 1.0));
     }
 
     #[test]

@@ -17,8 +17,10 @@ pub struct Scheme {
     pub classic: bool,
 }
 
-/// Every scheme with a colour of its own (Tableau 10, readable on white).
-pub const SCHEMES: [Scheme; 8] = [
+/// Every scheme with a colour of its own: Tableau 10 for the first eight, and Tableau 20's
+/// light tone of the scheme each later one extends or belongs with (BBRv3 and LeoCC beside
+/// BBR's green, SaTCP beside Cubic's orange, the PCC family beside Vivace and Copa).
+pub const SCHEMES: [Scheme; 14] = [
     Scheme {
         key: "mocc",
         name: "MOCC",
@@ -62,6 +64,42 @@ pub const SCHEMES: [Scheme; 8] = [
         classic: true,
     },
     Scheme {
+        key: "bbr3",
+        name: "BBRv3",
+        colour: RGBColor(0x98, 0xdf, 0x8a),
+        classic: true,
+    },
+    Scheme {
+        key: "leocc",
+        name: "LeoCC",
+        colour: RGBColor(0x17, 0x5e, 0x2a),
+        classic: true,
+    },
+    Scheme {
+        key: "satcp",
+        name: "SaTCP",
+        colour: RGBColor(0xff, 0xbb, 0x78),
+        classic: true,
+    },
+    Scheme {
+        key: "allegro",
+        name: "Allegro",
+        colour: RGBColor(0xf7, 0xb6, 0xd2),
+        classic: true,
+    },
+    Scheme {
+        key: "proteus",
+        name: "Proteus",
+        colour: RGBColor(0xc5, 0xb0, 0xd5),
+        classic: true,
+    },
+    Scheme {
+        key: "proteus_s",
+        name: "Proteus-S",
+        colour: RGBColor(0xc4, 0x9c, 0x94),
+        classic: true,
+    },
+    Scheme {
         key: "const",
         name: "constant rate",
         colour: RGBColor(0x7f, 0x7f, 0x7f),
@@ -74,7 +112,7 @@ const EXTRA_COLOURS: [RGBColor; 4] = [
     RGBColor(0xbc, 0xbd, 0x22),
     RGBColor(0x17, 0xbe, 0xcf),
     RGBColor(0x33, 0x33, 0x33),
-    RGBColor(0xff, 0xbb, 0x78),
+    RGBColor(0xdb, 0xdb, 0x8d),
 ];
 
 /// Grey for reference lines (link capacity, base RTT, equal share).
@@ -92,7 +130,7 @@ fn policy_stem(policy: &str) -> &str {
 /// The scheme of a policy name: a baseline name (`cubic`, `const:300`), or a checkpoint or export
 /// path whose last component (else the whole path) names `mocc` or `aurora`.
 pub fn scheme_of(policy: &str) -> Option<&'static Scheme> {
-    let stem = policy_stem(policy).to_ascii_lowercase();
+    let stem = policy_stem(policy).to_ascii_lowercase().replace('-', "_");
     let find = |key: &str| SCHEMES.iter().find(|s| s.key == key);
     if stem.starts_with("const:") {
         return find("const");
@@ -229,6 +267,12 @@ mod tests {
             ("copa", (0x94, 0x67, 0xbd)),
             ("vegas", (0x8c, 0x56, 0x4b)),
             ("vivace", (0xe3, 0x77, 0xc2)),
+            ("bbr3", (0x98, 0xdf, 0x8a)),
+            ("leocc", (0x17, 0x5e, 0x2a)),
+            ("satcp", (0xff, 0xbb, 0x78)),
+            ("allegro", (0xf7, 0xb6, 0xd2)),
+            ("proteus", (0xc5, 0xb0, 0xd5)),
+            ("proteus-s", (0xc4, 0x9c, 0x94)),
             ("const:300", (0x7f, 0x7f, 0x7f)),
         ];
         for (policy, (r, g, b)) in expect {
@@ -248,6 +292,8 @@ mod tests {
             "MOCC (mocc-omega36)"
         );
         assert_eq!(display_name("bbr"), "BBR");
+        assert_eq!(display_name("proteus_s"), "Proteus-S");
+        assert!(is_classic("bbr3") && is_classic("satcp"));
         assert_eq!(display_name("const:300"), "constant 300 pkt/s");
         assert!(is_classic("vivace") && !is_classic("checkpoints/aurora"));
     }

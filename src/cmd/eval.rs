@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// A checkpoint folder, a run folder (its newest checkpoint), an export folder, or a
-    /// baseline: cubic, cubic_unpaced, bbr, copa, vegas, vivace, const:RATE (packets/s). Repeat
-    /// to compare.
+    /// baseline: cubic, cubic_unpaced, bbr, bbr3, copa, vegas, allegro, vivace, proteus,
+    /// proteus_s, leocc, satcp, const:RATE (packets/s). Repeat to compare.
     #[arg(long, required = true)]
     policy: Vec<PathBuf>,
     /// Suite file (networks, objectives, seeds, steps; sections that ask for figures;
@@ -43,10 +43,20 @@ pub struct EvalArgs {
 /// outputs are written beside `--out` and replace a previous evaluation there only once all
 /// of them are complete.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let suites = load_suites(&args.suite)?;
-    let overlay = args.rule.as_deref().map(read_overlay).transpose()?;
+    evaluate(&args.policy, &args.suite, &args.out, args.rule.as_deref())
+}
+
+/// `mocc eval`'s work: every policy on every suite, into `out` (one suite) or `out/<suite>/`.
+pub fn evaluate(
+    policy_paths: &[PathBuf],
+    suite_paths: &[PathBuf],
+    out: &Path,
+    rule: Option<&Path>,
+) -> anyhow::Result<()> {
+    let suites = load_suites(suite_paths)?;
+    let overlay = rule.map(read_overlay).transpose()?;
     let mut policies = Vec::new();
-    for p in &args.policy {
+    for p in policy_paths {
         let policy = match &overlay {
             Some(o) => load_under(p, o),
             None => load_policy(p).map_err(anyhow::Error::from),
@@ -64,9 +74,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let mut targets = Vec::new();
     for (path, name, suite) in &suites {
         let out = if suites.len() == 1 {
-            args.out.clone()
+            out.to_path_buf()
         } else {
-            args.out.join(name)
+            out.join(name)
         };
         let staged = StagedDir::replacing(&out, EVAL_OUTPUTS)
             .with_context(|| format!("cannot write the evaluation to {}", out.display()))?;

@@ -32,18 +32,46 @@ enum Experiment {
     /// second flow at 100 s (1d), bandwidth steps, base-RTT steps and random loss (Figures
     /// 2-3), intra- and inter-RTT fairness, and 5, 10 and 20 flows (Figure 7).
     Leo(LeoArgs),
+    /// The MOCC paper's Figure 5 with every scheme: link utilization and RTT ratio as one
+    /// network parameter varies around a base network (bandwidth, delay, random loss, buffer),
+    /// for the learned policies and every classic scheme of the gym (`mocc eval` on
+    /// configs/eval/fig5-sweeps.yaml: results.csv, fig5-sweeps.png).
+    Fig5(Fig5Args),
+}
+
+/// The classic schemes of the line-ups: every one the gym has (Cubic once, paced).
+const EVERY_CLASSIC_SCHEME: &str =
+    "cubic,satcp,bbr,bbr3,leocc,copa,vegas,allegro,vivace,proteus,proteus_s";
+
+/// Arguments of `mocc experiment fig5`.
+#[derive(Debug, Args)]
+struct Fig5Args {
+    /// A learned policy: an export, a checkpoint or a run folder. Repeat to compare (default:
+    /// the shipped checkpoints/mocc-omega36 and checkpoints/aurora).
+    #[arg(long)]
+    policy: Vec<PathBuf>,
+    /// The classic schemes beside them (comma-separated baseline names).
+    #[arg(long, default_value = EVERY_CLASSIC_SCHEME, value_delimiter = ',')]
+    schemes: Vec<String>,
+    /// The sweeps (default: the shipped configs/eval/fig5-sweeps.yaml).
+    #[arg(long)]
+    suite: Option<PathBuf>,
+    /// Output folder (new, empty, or an earlier evaluation's, replaced whole).
+    #[arg(long, default_value = "runs/fig5")]
+    out: PathBuf,
 }
 
 /// Arguments of `mocc experiment leo`.
 #[derive(Debug, Args)]
 struct LeoArgs {
-    /// A learned scheme: an export, a checkpoint or a run folder. Repeat to compare.
-    #[arg(long, default_value = "checkpoints/mocc-pair")]
+    /// A learned scheme: an export, a checkpoint or a run folder. Repeat to compare (default:
+    /// the shipped checkpoints/mocc-pair).
+    #[arg(long)]
     policy: Vec<PathBuf>,
     /// The classic schemes beside them (comma-separated baseline names).
     #[arg(
         long,
-        default_value = "cubic,bbr,copa,vivace,vegas",
+        default_value = EVERY_CLASSIC_SCHEME,
         value_delimiter = ','
     )]
     schemes: Vec<String>,
@@ -156,7 +184,32 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<()> {
         Experiment::Adaptation(a) => adaptation(a),
         Experiment::Fig10(a) => mocc_net::remove_namespaces_on_interrupt(|| fig10(a))?,
         Experiment::Leo(a) => leo(a),
+        Experiment::Fig5(a) => fig5(a),
     }
+}
+
+fn fig5(a: Fig5Args) -> anyhow::Result<()> {
+    let mut policies = if a.policy.is_empty() {
+        vec![
+            super::shipped("checkpoints/mocc-omega36"),
+            super::shipped("checkpoints/aurora"),
+        ]
+    } else {
+        a.policy
+    };
+    for name in a.schemes.iter().filter(|n| !n.is_empty()) {
+        if mocc_gym::ClassicKind::from_name(name).is_none() {
+            anyhow::bail!(
+                "--schemes {name}: not a classic scheme ({})",
+                mocc_gym::ClassicKind::names()
+            );
+        }
+        policies.push(PathBuf::from(name));
+    }
+    let suite = a
+        .suite
+        .unwrap_or_else(|| super::shipped("configs/eval/fig5-sweeps.yaml"));
+    super::eval::evaluate(&policies, &[suite], &a.out, None)
 }
 
 /// The most seeds of `mocc experiment leo`.
@@ -175,8 +228,13 @@ fn leo(a: LeoArgs) -> anyhow::Result<()> {
         study.seeds = (0..n).collect();
     }
     study.many_flows.record_mis = a.record_mis;
+    let learned = if a.policy.is_empty() {
+        vec![super::shipped("checkpoints/mocc-pair")]
+    } else {
+        a.policy.clone()
+    };
     let mut policies = Vec::new();
-    for p in &a.policy {
+    for p in &learned {
         let policy = mocc_training::checkpoint_policy::load_policy(p)
             .with_context(|| format!("--policy {}", p.display()))?;
         policies.push(policy);
@@ -186,7 +244,8 @@ fn leo(a: LeoArgs) -> anyhow::Result<()> {
             .with_context(|| format!("--schemes {name}"))?;
         if scheme.baseline().is_none() {
             anyhow::bail!(
-                "--schemes {name}: not a classic scheme (cubic, cubic_unpaced, bbr, copa, vivace, vegas)"
+                "--schemes {name}: not a classic scheme ({})",
+                mocc_gym::ClassicKind::names()
             );
         }
         policies.push(scheme);

@@ -34,7 +34,7 @@ pub struct SimulateArgs {
     action: Option<f64>,
     /// Let a trained policy drive: an export folder, a checkpoint or a run folder (its own
     /// observation, metrics, action rule and MI sizing replace the scenario's), or a baseline
-    /// (cubic, cubic_unpaced, bbr, copa, vegas, vivace, const:RATE) in place of the agent sender.
+    /// (cubic, bbr, bbr3, copa, vegas, allegro, vivace, proteus, proteus_s, leocc, satcp, ...) in place of the agent sender.
     #[arg(long)]
     policy: Option<PathBuf>,
     /// Objective (throughput, latency, loss weights) given to --policy, e.g. 0.6,0.3,0.1

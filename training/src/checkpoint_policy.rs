@@ -30,6 +30,9 @@ pub fn load_policy(path: &Path) -> Result<LoadedPolicy, PolicyLoadError> {
     if let Some(policy) = LoadedPolicy::load_baseline_or_export(path)? {
         return Ok(policy);
     }
+    if !path.exists() {
+        return Err(PolicyLoadError::NotAPolicy(path.to_path_buf()));
+    }
     let ckpt = Checkpoint::open(path).map_err(|e| PolicyLoadError::Checkpoint(e.to_string()))?;
     let scenario = ckpt.scenario().map_err(|e| {
         PolicyLoadError::Invalid(format!("training scenario of {}: {e}", ckpt.path.display()))

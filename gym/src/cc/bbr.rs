@@ -57,6 +57,29 @@ pub struct Bbr {
     /// Pacing rate (packets/s); 0 before the first RTT sample.
     #[serde(default)]
     pacing_pps: f64,
+    /// Samples of each median filter in front of the model (0: none; LeoCC's extra filters).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    median_of: usize,
+    /// The last raw delivery-rate and RTT samples, for the median filters.
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    recent_rates: VecDeque<f64>,
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    recent_rtts: VecDeque<f64>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Pushes `x` into a window of at most `n` samples and returns their median.
+fn median_filtered(window: &mut VecDeque<f64>, n: usize, x: f64) -> f64 {
+    window.push_back(x);
+    while window.len() > n {
+        window.pop_front();
+    }
+    let mut sorted: Vec<f64> = window.iter().copied().collect();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
 }
 
 impl Default for Bbr {
@@ -78,11 +101,39 @@ impl Default for Bbr {
             prior_cwnd: INITIAL_CWND,
             cwnd: INITIAL_CWND,
             pacing_pps: 0.0,
+            median_of: 0,
+            recent_rates: VecDeque::new(),
+            recent_rtts: VecDeque::new(),
         }
     }
 }
 
 impl Bbr {
+    /// BBR whose delivery-rate and RTT samples pass a median filter of `n` samples before
+    /// the model sees them (LeoCC's smoothing of noisy LEO samples).
+    pub fn with_median_filters(n: usize) -> Self {
+        Self {
+            median_of: n,
+            ..Self::default()
+        }
+    }
+
+    /// Starts over after a path reconfiguration (LeoCC): forgets the bandwidth and RTT model
+    /// and re-enters Startup with a window of `cwnd_bdps` of the current BDP, pacing at
+    /// `rate_factor` of the current rate until the new path's samples come back.
+    pub fn restart_after_reconfiguration(&mut self, cwnd_bdps: f64, rate_factor: f64) {
+        let cwnd = (cwnd_bdps * self.bdp()).max(MIN_PIPE_CWND);
+        let pacing = rate_factor * self.pacing_pps();
+        *self = Self {
+            cwnd,
+            prior_cwnd: cwnd,
+            pacing_pps: pacing,
+            round: self.round,
+            next_round_delivered: self.next_round_delivered,
+            ..Self::with_median_filters(self.median_of)
+        };
+    }
+
     /// The state.
     pub fn mode(&self) -> Mode {
         self.mode
@@ -164,8 +215,13 @@ impl Bbr {
         self.update_btl_bw(ack);
         let rt_prop_expired =
             self.rt_prop_s.is_finite() && now > self.rt_prop_stamp_s + RTPROP_WINDOW_S;
-        if ack.rtt_s <= self.rt_prop_s || rt_prop_expired {
-            self.rt_prop_s = ack.rtt_s;
+        let rtt = if self.median_of > 1 {
+            median_filtered(&mut self.recent_rtts, self.median_of, ack.rtt_s)
+        } else {
+            ack.rtt_s
+        };
+        if rtt <= self.rt_prop_s || rt_prop_expired {
+            self.rt_prop_s = rtt;
             self.rt_prop_stamp_s = now;
         }
         if round_start && !self.filled_pipe {
@@ -182,7 +238,10 @@ impl Bbr {
         if interval <= 0.0 || delivered == 0 {
             return;
         }
-        let rate = delivered as f64 / interval;
+        let mut rate = delivered as f64 / interval;
+        if self.median_of > 1 {
+            rate = median_filtered(&mut self.recent_rates, self.median_of, rate);
+        }
         self.bw_samples.push_back((self.round, rate));
         while self
             .bw_samples

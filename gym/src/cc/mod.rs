@@ -1,6 +1,8 @@
-//! Classic congestion controllers as simulator senders: Cubic, BBR v1, Copa and Vegas react to
-//! every ack and loss with a congestion window and a pacing rate, in the same event loop as the
-//! learned senders, so they share bottlenecks with them.
+//! Classic congestion controllers as simulator senders: Cubic, BBR v1 and v3, Copa, Vegas, the
+//! PCC family (Allegro, Vivace, Proteus and its scavenger) and the LEO schemes LeoCC and SaTCP
+//! react to every ack and loss with a congestion window and a pacing rate, in the same event
+//! loop as the learned senders, so they share bottlenecks with them. docs/baselines.md says
+//! where each comes from and what its defaults are.
 //!
 //! Loss detection: the simulator reports a dropped packet when its ack would have arrived (one
 //! RTT after sending, as Aurora does), the earliest a sender could infer it from the gaps in
@@ -8,16 +10,22 @@
 //! reduction as part of the same loss event (one reduction per round trip, like fast recovery).
 
 pub mod bbr;
+pub mod bbr3;
 pub mod copa;
 pub mod cubic;
+pub mod leocc;
+pub mod pcc;
+pub mod satcp;
 pub mod vegas;
-pub mod vivace;
 
 pub use bbr::Bbr;
+pub use bbr3::Bbr3;
 pub use copa::Copa;
 pub use cubic::Cubic;
+pub use leocc::LeoCc;
+pub use pcc::{Pcc, PccFlavour};
+pub use satcp::SaTcp;
 pub use vegas::Vegas;
-pub use vivace::Vivace;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +70,24 @@ pub struct Loss {
     pub inflight: usize,
 }
 
+/// What a LEO path's companion tells a sender about the path, taken from the path description
+/// as LeoCC's companion (Starlink's reconfiguration schedule) and SaTCP's link-layer hints
+/// would give it. Only controllers that use them ([`ClassicCc::uses_path_hints`]) get them,
+/// before each ack or loss.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PathHints {
+    /// The latest reconfiguration at or before now: a scheduled step of the link's bandwidth or
+    /// delay, or the start of a handover outage (s).
+    pub last_reconfiguration_s: Option<f64>,
+    /// Whether the packet of this feedback was sent while the link was declared down (a
+    /// handover), or within [`HANDOVER_HINT_GUARD_S`] of it.
+    pub sent_in_handover: bool,
+}
+
+/// How far from a declared handover a packet's send still counts as in it (s): the precision
+/// of a link layer's prediction.
+pub const HANDOVER_HINT_GUARD_S: f64 = 0.01;
+
 /// Smoothed RTT as TCP keeps it (RFC 6298 gain 1/8).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Srtt(Option<f64>);
@@ -101,23 +127,41 @@ pub enum ClassicKind {
     CubicUnpaced,
     /// BBR v1.
     Bbr,
+    /// BBRv3 (draft-ietf-ccwg-bbr).
+    Bbr3,
     /// Copa, default mode, delta 0.5.
     Copa,
     /// TCP Vegas, alpha 2, beta 4.
     Vegas,
+    /// PCC Allegro (sigmoid loss utility, randomized rate trials).
+    Allegro,
     /// PCC Vivace (latency-aware utility, gradient ascent on the rate).
     Vivace,
+    /// PCC Proteus, the primary.
+    Proteus,
+    /// PCC Proteus, the scavenger (yields to primaries).
+    ProteusS,
+    /// LeoCC: BBR v1 that restarts its model at LEO reconfigurations.
+    Leocc,
+    /// SaTCP: Cubic that keeps its window through predicted handovers.
+    Satcp,
 }
 
 impl ClassicKind {
     /// Every kind.
-    pub const ALL: [ClassicKind; 6] = [
+    pub const ALL: [ClassicKind; 12] = [
         ClassicKind::Cubic,
         ClassicKind::CubicUnpaced,
         ClassicKind::Bbr,
+        ClassicKind::Bbr3,
         ClassicKind::Copa,
         ClassicKind::Vegas,
+        ClassicKind::Allegro,
         ClassicKind::Vivace,
+        ClassicKind::Proteus,
+        ClassicKind::ProteusS,
+        ClassicKind::Leocc,
+        ClassicKind::Satcp,
     ];
 
     /// The name used in configs and on the command line.
@@ -126,15 +170,27 @@ impl ClassicKind {
             ClassicKind::Cubic => "cubic",
             ClassicKind::CubicUnpaced => "cubic_unpaced",
             ClassicKind::Bbr => "bbr",
+            ClassicKind::Bbr3 => "bbr3",
             ClassicKind::Copa => "copa",
             ClassicKind::Vegas => "vegas",
+            ClassicKind::Allegro => "allegro",
             ClassicKind::Vivace => "vivace",
+            ClassicKind::Proteus => "proteus",
+            ClassicKind::ProteusS => "proteus_s",
+            ClassicKind::Leocc => "leocc",
+            ClassicKind::Satcp => "satcp",
         }
     }
 
-    /// The kind called `name`.
+    /// The kind called `name` (`-` and `_` alike: `proteus-s` is `proteus_s`).
     pub fn from_name(name: &str) -> Option<Self> {
+        let name = name.replace('-', "_");
         Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Every name, for messages that list them.
+    pub fn names() -> String {
+        Self::ALL.map(ClassicKind::name).join(", ")
     }
 }
 
@@ -145,77 +201,99 @@ pub enum ClassicCc {
     Cubic(Cubic),
     /// BBR v1.
     Bbr(Bbr),
+    /// BBRv3.
+    Bbr3(Bbr3),
     /// Copa.
     Copa(Copa),
     /// Vegas.
     Vegas(Vegas),
-    /// PCC Vivace.
-    Vivace(Vivace),
+    /// The PCC family (Allegro, Vivace, Proteus, Proteus-S); snapshots from before the
+    /// family called it `Vivace`.
+    #[serde(alias = "Vivace")]
+    Pcc(Pcc),
+    /// LeoCC.
+    LeoCc(LeoCc),
+    /// SaTCP.
+    SaTcp(SaTcp),
+}
+
+/// Calls `$body` with the controller inside whichever variant `$cc` is.
+macro_rules! each_controller {
+    ($cc:expr, $c:ident => $body:expr) => {
+        match $cc {
+            ClassicCc::Cubic($c) => $body,
+            ClassicCc::Bbr($c) => $body,
+            ClassicCc::Bbr3($c) => $body,
+            ClassicCc::Copa($c) => $body,
+            ClassicCc::Vegas($c) => $body,
+            ClassicCc::Pcc($c) => $body,
+            ClassicCc::LeoCc($c) => $body,
+            ClassicCc::SaTcp($c) => $body,
+        }
+    };
 }
 
 impl ClassicCc {
-    /// A fresh controller of `kind` whose random choices (Vivace's probing order) come from
-    /// `seed`.
+    /// A fresh controller of `kind` whose random choices (the PCC family's probing order,
+    /// BBRv3's probe waits) come from `seed`.
     pub fn seeded(kind: ClassicKind, seed: u64) -> Self {
-        match kind {
-            ClassicKind::Vivace => ClassicCc::Vivace(Vivace::with_seed(seed)),
-            other => Self::new(other),
+        match Self::new(kind) {
+            ClassicCc::Bbr3(_) => ClassicCc::Bbr3(Bbr3::with_seed(seed)),
+            ClassicCc::Pcc(p) => ClassicCc::Pcc(Pcc::new(p.flavour(), seed)),
+            other => other,
         }
     }
 
     /// A fresh controller of `kind` (a new connection).
     pub fn new(kind: ClassicKind) -> Self {
+        let pcc = |f: PccFlavour| ClassicCc::Pcc(Pcc::unseeded(f));
         match kind {
             ClassicKind::Cubic => ClassicCc::Cubic(Cubic::default()),
             ClassicKind::CubicUnpaced => ClassicCc::Cubic(Cubic::ack_clocked()),
             ClassicKind::Bbr => ClassicCc::Bbr(Bbr::default()),
+            ClassicKind::Bbr3 => ClassicCc::Bbr3(Bbr3::default()),
             ClassicKind::Copa => ClassicCc::Copa(Copa::default()),
             ClassicKind::Vegas => ClassicCc::Vegas(Vegas::default()),
-            ClassicKind::Vivace => ClassicCc::Vivace(Vivace::default()),
+            ClassicKind::Allegro => pcc(PccFlavour::Allegro),
+            ClassicKind::Vivace => pcc(PccFlavour::Vivace),
+            ClassicKind::Proteus => pcc(PccFlavour::Proteus),
+            ClassicKind::ProteusS => pcc(PccFlavour::ProteusScavenger),
+            ClassicKind::Leocc => ClassicCc::LeoCc(LeoCc::default()),
+            ClassicKind::Satcp => ClassicCc::SaTcp(SaTcp::default()),
+        }
+    }
+
+    /// Whether it reads [`PathHints`] (LeoCC, SaTCP): the simulator computes them only then.
+    pub fn uses_path_hints(&self) -> bool {
+        matches!(self, ClassicCc::LeoCc(_) | ClassicCc::SaTcp(_))
+    }
+
+    /// The path's news before the next ack or loss (ignored by controllers that do not use it).
+    pub fn on_path_hints(&mut self, hints: &PathHints) {
+        match self {
+            ClassicCc::LeoCc(c) => c.on_path_hints(hints),
+            ClassicCc::SaTcp(c) => c.on_path_hints(hints),
+            _ => {}
         }
     }
 
     /// Reacts to an acknowledged packet.
     pub fn on_ack(&mut self, ack: &Ack) {
-        match self {
-            ClassicCc::Cubic(c) => c.on_ack(ack),
-            ClassicCc::Bbr(c) => c.on_ack(ack),
-            ClassicCc::Copa(c) => c.on_ack(ack),
-            ClassicCc::Vegas(c) => c.on_ack(ack),
-            ClassicCc::Vivace(c) => c.on_ack(ack),
-        }
+        each_controller!(self, c => c.on_ack(ack))
     }
 
     /// Reacts to a lost packet.
     pub fn on_loss(&mut self, loss: &Loss) {
-        match self {
-            ClassicCc::Cubic(c) => c.on_loss(loss),
-            ClassicCc::Bbr(c) => c.on_loss(loss),
-            ClassicCc::Copa(c) => c.on_loss(loss),
-            ClassicCc::Vegas(c) => c.on_loss(loss),
-            ClassicCc::Vivace(c) => c.on_loss(loss),
-        }
+        each_controller!(self, c => c.on_loss(loss))
     }
 
     /// Congestion window (packets in flight allowed).
     pub fn cwnd(&self) -> f64 {
-        match self {
-            ClassicCc::Cubic(c) => c.cwnd(),
-            ClassicCc::Bbr(c) => c.cwnd(),
-            ClassicCc::Copa(c) => c.cwnd(),
-            ClassicCc::Vegas(c) => c.cwnd(),
-            ClassicCc::Vivace(c) => c.cwnd(),
-        }
+        each_controller!(self, c => c.cwnd())
     }
 
     /// Pacing rate (packets/s).
     pub fn pacing_pps(&self) -> f64 {
-        match self {
-            ClassicCc::Cubic(c) => c.pacing_pps(),
-            ClassicCc::Bbr(c) => c.pacing_pps(),
-            ClassicCc::Copa(c) => c.pacing_pps(),
-            ClassicCc::Vegas(c) => c.pacing_pps(),
-            ClassicCc::Vivace(c) => c.pacing_pps(),
-        }
+        each_controller!(self, c => c.pacing_pps())
     }
 }

@@ -31,12 +31,24 @@ pub enum ControllerConfig {
     CubicUnpaced,
     /// BBR v1.
     Bbr,
+    /// BBRv3.
+    Bbr3,
     /// Copa (default mode, delta 0.5).
     Copa,
     /// TCP Vegas.
     Vegas,
+    /// PCC Allegro.
+    Allegro,
     /// PCC Vivace.
     Vivace,
+    /// PCC Proteus, the primary.
+    Proteus,
+    /// PCC Proteus, the scavenger.
+    ProteusS,
+    /// LeoCC.
+    Leocc,
+    /// SaTCP.
+    Satcp,
 }
 
 impl ControllerConfig {
@@ -46,9 +58,15 @@ impl ControllerConfig {
             ControllerConfig::Cubic => Some(ClassicKind::Cubic),
             ControllerConfig::CubicUnpaced => Some(ClassicKind::CubicUnpaced),
             ControllerConfig::Bbr => Some(ClassicKind::Bbr),
+            ControllerConfig::Bbr3 => Some(ClassicKind::Bbr3),
             ControllerConfig::Copa => Some(ClassicKind::Copa),
             ControllerConfig::Vegas => Some(ClassicKind::Vegas),
+            ControllerConfig::Allegro => Some(ClassicKind::Allegro),
             ControllerConfig::Vivace => Some(ClassicKind::Vivace),
+            ControllerConfig::Proteus => Some(ClassicKind::Proteus),
+            ControllerConfig::ProteusS => Some(ClassicKind::ProteusS),
+            ControllerConfig::Leocc => Some(ClassicKind::Leocc),
+            ControllerConfig::Satcp => Some(ClassicKind::Satcp),
             ControllerConfig::OnOff { cc, .. } => cc,
             ControllerConfig::Agent | ControllerConfig::Constant => None,
         }
@@ -60,9 +78,15 @@ impl ControllerConfig {
             ClassicKind::Cubic => ControllerConfig::Cubic,
             ClassicKind::CubicUnpaced => ControllerConfig::CubicUnpaced,
             ClassicKind::Bbr => ControllerConfig::Bbr,
+            ClassicKind::Bbr3 => ControllerConfig::Bbr3,
             ClassicKind::Copa => ControllerConfig::Copa,
             ClassicKind::Vegas => ControllerConfig::Vegas,
+            ClassicKind::Allegro => ControllerConfig::Allegro,
             ClassicKind::Vivace => ControllerConfig::Vivace,
+            ClassicKind::Proteus => ControllerConfig::Proteus,
+            ClassicKind::ProteusS => ControllerConfig::ProteusS,
+            ClassicKind::Leocc => ControllerConfig::Leocc,
+            ClassicKind::Satcp => ControllerConfig::Satcp,
         }
     }
 }

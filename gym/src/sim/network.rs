@@ -233,7 +233,7 @@ impl Network {
                 EventKind::Receiver => {
                     self.senders[i].at_receiver.pop_front();
                 }
-                EventKind::Ack => self.senders[i].on_ack(event.t),
+                EventKind::Ack => self.senders[i].on_ack(event.t, &self.link),
                 EventKind::Send => self.send(i, event.t, rng),
             }
             self.counters.events += 1;

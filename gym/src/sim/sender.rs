@@ -7,7 +7,8 @@ use std::collections::VecDeque;
 
 use super::event::EventKind;
 use super::in_flight::{insert_at, sorted_position_from_back, InFlight, PacketMeta};
-use crate::cc::{Ack, ClassicCc, Loss};
+use crate::cc::{Ack, ClassicCc, Loss, PathHints, HANDOVER_HINT_GUARD_S};
+use crate::link::Link;
 
 /// How a sender's rate evolves between MIs (besides the agent's actions).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -265,7 +266,7 @@ impl Sender {
     }
 
     /// The news of the oldest packet (or packet train) in flight: acknowledged or lost.
-    pub(super) fn on_ack(&mut self, now: f64) {
+    pub(super) fn on_ack(&mut self, now: f64, link: &Link) {
         let Some(p) = self.inflight.pop_front() else {
             return;
         };
@@ -278,17 +279,23 @@ impl Sender {
         }
         if self.cc.is_some() {
             if let Some(m) = self.meta.pop_front() {
-                self.classic_feedback(now, &p, &m);
+                self.classic_feedback(now, &p, &m, link);
             }
         }
     }
 
     /// Tells the classic controller about an ack or a loss, then reopens a full window.
-    fn classic_feedback(&mut self, now: f64, p: &InFlight, m: &PacketMeta) {
+    fn classic_feedback(&mut self, now: f64, p: &InFlight, m: &PacketMeta, link: &Link) {
         let inflight = self.inflight.len();
         let Some(cc) = self.cc.as_mut() else {
             return;
         };
+        if cc.uses_path_hints() {
+            cc.on_path_hints(&PathHints {
+                last_reconfiguration_s: link.last_reconfiguration_at(now),
+                sent_in_handover: link.down_near(m.sent_s, HANDOVER_HINT_GUARD_S),
+            });
+        }
         if p.lost {
             cc.on_loss(&Loss {
                 now_s: now,

@@ -71,7 +71,7 @@ fn run_until_one_event_at_a_time<R: Rng>(
             EventKind::Receiver => {
                 n.senders[i].at_receiver.pop_front();
             }
-            EventKind::Ack => n.senders[i].on_ack(t),
+            EventKind::Ack => n.senders[i].on_ack(t, &n.link),
             EventKind::Send => n.send(i, t, rng),
         }
         n.counters.events += 1;
