@@ -22,9 +22,20 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// A file shipped in this mocc's source tree (`configs/...`), found wherever the command runs:
-/// the default of an option, which must not depend on the current folder.
+/// the default of an option, which must not depend on the current folder. Run from the source
+/// tree itself it is the short relative path (policies are named by their path in results).
 pub fn shipped(relative: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+    let absolute = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let here = Path::new(relative);
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same(here, &absolute) {
+        here.to_path_buf()
+    } else {
+        absolute
+    }
 }
 
 /// Loads and validates a scenario file.

@@ -19,7 +19,7 @@
 //! Losses are known one RTT after sending in this simulator (see the module docs of `cc`), as
 //! a sender that infers them from later acknowledgements would.
 
-use super::{Ack, Loss, INITIAL_CWND, INITIAL_PACING_PPS};
+use super::{Ack, CcRng, Loss, INITIAL_CWND, INITIAL_PACING_PPS};
 use serde::{Deserialize, Serialize};
 
 /// Startup's pacing gain (4 ln 2, rounded as Linux does).
@@ -137,7 +137,7 @@ pub struct Bbr3 {
     prior_cwnd: f64,
     cwnd: f64,
     pacing_pps: f64,
-    rng: u64,
+    rng: CcRng,
 }
 
 impl Default for Bbr3 {
@@ -149,9 +149,6 @@ impl Default for Bbr3 {
 impl Bbr3 {
     /// A fresh sender whose random probe waits are drawn from `seed`.
     pub fn with_seed(seed: u64) -> Self {
-        let mut z = seed.wrapping_add(0x2545_F491_4F6C_DD1D);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z ^= z >> 31;
         Self {
             mode: Mode::Startup,
             max_bw_slots: [0.0; 2],
@@ -186,7 +183,7 @@ impl Bbr3 {
             prior_cwnd: INITIAL_CWND,
             cwnd: INITIAL_CWND,
             pacing_pps: 0.0,
-            rng: z | 1,
+            rng: CcRng::seeded(seed),
         }
     }
 
@@ -227,13 +224,6 @@ impl Bbr3 {
         } else {
             INITIAL_PACING_PPS
         }
-    }
-
-    fn uniform(&mut self) -> f64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        (self.rng >> 11) as f64 / (1u64 << 53) as f64
     }
 
     fn pacing_gain(&self) -> f64 {
@@ -449,7 +439,7 @@ impl Bbr3 {
         let next = (self.cycle_count % 2) as usize;
         self.max_bw_slots[next] = 0.0;
         self.bw_probe_up_cnt = f64::INFINITY;
-        self.bw_probe_wait_s = PROBE_WAIT_BASE_S + self.uniform();
+        self.bw_probe_wait_s = PROBE_WAIT_BASE_S + self.rng.uniform();
         self.rounds_since_bw_probe = 0;
         self.cycle_stamp_s = now;
         self.mode = Mode::Down;

@@ -88,6 +88,46 @@ pub struct PathHints {
 /// of a link layer's prediction.
 pub const HANDOVER_HINT_GUARD_S: f64 = 0.01;
 
+/// The random source of a controller's own choices (the PCC family's probing order, BBRv3's
+/// probe waits): xorshift64, seeded through SplitMix64's finalizer so that nearby seeds give
+/// unrelated streams. Serialized as its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CcRng(u64);
+
+impl CcRng {
+    /// The stream of `seed`.
+    pub fn seeded(seed: u64) -> Self {
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        Self(z | 1)
+    }
+
+    /// The stream from a raw nonzero state.
+    pub const fn from_state(state: u64) -> Self {
+        Self(state)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A fair coin.
+    pub fn coin(&mut self) -> bool {
+        self.next_u64() & 1 == 1
+    }
+
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 /// Smoothed RTT as TCP keeps it (RFC 6298 gain 1/8).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Srtt(Option<f64>);

@@ -22,7 +22,7 @@
 //!   second of RTT deviation within the MI, PCC-Uspace's 0.0015 per microsecond): a primary
 //!   or a loss-based flow sharing the link moves the RTT, and the scavenger yields to it.
 
-use super::{Ack, Loss, Srtt, PACKET_BITS as BYTES_PER_PACKET_BITS};
+use super::{Ack, CcRng, Loss, Srtt, PACKET_BITS as BYTES_PER_PACKET_BITS};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -252,18 +252,13 @@ pub struct Pcc {
     amplifier: f64,
     direction: f64,
     boundary_hits: u32,
-    rng: u64,
+    rng: CcRng,
 }
 
 impl Pcc {
     /// A fresh sender of `flavour` whose probing order is drawn from `seed` (flows of one run
     /// should differ).
     pub fn new(flavour: PccFlavour, seed: u64) -> Self {
-        // SplitMix64 finalizer: distinct, nonzero xorshift states for nearby seeds.
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
         Self {
             flavour,
             phase: Phase::Starting,
@@ -278,14 +273,14 @@ impl Pcc {
             amplifier: 1.0,
             direction: 0.0,
             boundary_hits: 0,
-            rng: z | 1,
+            rng: CcRng::seeded(seed),
         }
     }
 
     /// A fresh sender of `flavour` with the fixed probing order of an unseeded run.
     pub fn unseeded(flavour: PccFlavour) -> Self {
         Self {
-            rng: 0x9E37_79B9_7F4A_7C15,
+            rng: CcRng::from_state(0x9E37_79B9_7F4A_7C15),
             ..Self::new(flavour, 0)
         }
     }
@@ -308,13 +303,6 @@ impl Pcc {
     /// The base rate of the search (packets/s).
     pub fn rate_pps(&self) -> f64 {
         self.rate_pps
-    }
-
-    fn coin(&mut self) -> bool {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng & 1 == 1
     }
 
     /// One acknowledged packet.
@@ -452,7 +440,7 @@ impl Pcc {
             self.rate_pps * (1.0 - self.epsilon),
         );
         for _ in 0..2 {
-            if self.coin() {
+            if self.rng.coin() {
                 self.plan.extend([up, down]);
             } else {
                 self.plan.extend([down, up]);
