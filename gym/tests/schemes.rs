@@ -47,7 +47,12 @@ fn run(n: &mut Network, end_s: f64, every_s: f64, mut look: impl FnMut(&Network)
 
 /// Packets each sender had acknowledged at each of `times` (ascending), running to the last.
 fn acked_at(n: &mut Network, times: &[f64]) -> Vec<Vec<u64>> {
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    acked_at_seeded(n, times, 7)
+}
+
+/// [`acked_at`] with the link's random losses drawn from `seed`.
+fn acked_at_seeded(n: &mut Network, times: &[f64], seed: u64) -> Vec<Vec<u64>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     times
         .iter()
         .map(|&t| {
@@ -59,9 +64,14 @@ fn acked_at(n: &mut Network, times: &[f64]) -> Vec<Vec<u64>> {
 
 /// Utilization of one scheme alone on `link` between `from_s` and `to_s`.
 fn utilization(kind: ClassicKind, link: Link, from_s: f64, to_s: f64) -> f64 {
+    utilization_seeded(kind, link, from_s, to_s, 7)
+}
+
+/// [`utilization`] with the link's random losses drawn from `seed`.
+fn utilization_seeded(kind: ClassicKind, link: Link, from_s: f64, to_s: f64, seed: u64) -> f64 {
     let capacity = link.params().bandwidth_pps;
     let mut n = network(link, &[(kind, 0.0)]);
-    let acked = acked_at(&mut n, &[from_s, to_s]);
+    let acked = acked_at_seeded(&mut n, &[from_s, to_s], seed);
     (acked[1][0] - acked[0][0]) as f64 / (to_s - from_s) / capacity
 }
 
@@ -80,20 +90,23 @@ fn recovered_at(kind: ClassicKind, l: Link, after_s: f64, until_s: f64, share: f
 
 #[test]
 fn bbr3_backs_off_above_its_loss_threshold_where_bbr1_keeps_its_rate() {
-    // 500 pkt/s, 50 ms RTT, a 50-packet buffer.
-    let u = |kind, loss| utilization(kind, link(500.0, 0.025, 50.0, loss), 10.0, 40.0);
-    let (v1, v3) = (u(ClassicKind::Bbr, 0.05), u(ClassicKind::Bbr3, 0.05));
-    assert!(v1 > 0.9, "BBR v1 ignores 5% random loss: {v1}");
-    assert!(
-        v3 < v1 - 0.1,
-        "BBRv3 backs off at 5% loss: {v3} against v1's {v1}"
-    );
-    for loss in [0.0, 0.005] {
-        let v3 = u(ClassicKind::Bbr3, loss);
+    // 500 pkt/s, 50 ms RTT, a 50-packet buffer, three draws of the losses.
+    for seed in 0..3 {
+        let u =
+            |kind, loss| utilization_seeded(kind, link(500.0, 0.025, 50.0, loss), 10.0, 40.0, seed);
+        let (v1, v3) = (u(ClassicKind::Bbr, 0.05), u(ClassicKind::Bbr3, 0.05));
+        assert!(v1 > 0.9, "seed {seed}: BBR v1 ignores 5% random loss: {v1}");
         assert!(
-            v3 > 0.93,
-            "under its 2% threshold BBRv3 keeps the link: {loss}: {v3}"
+            v3 < v1 - 0.1,
+            "seed {seed}: BBRv3 backs off at 5% loss: {v3} against v1's {v1}"
         );
+        for loss in [0.0, 0.005] {
+            let v3 = u(ClassicKind::Bbr3, loss);
+            assert!(
+                v3 > 0.93,
+                "seed {seed}: under its 2% threshold BBRv3 keeps the link: {loss}: {v3}"
+            );
+        }
     }
 }
 
@@ -129,14 +142,23 @@ fn bbr3_cycles_its_probe_bw_phases_in_order() {
 
 #[test]
 fn allegro_holds_most_of_the_link_at_one_and_two_percent_random_loss() {
+    // 500 pkt/s, 50 ms RTT, a 2-BDP buffer, after its start (30-60 s), whatever the losses'
+    // draw: its utility ignores loss under 5%. (A start that a loss in a short early MI ends
+    // at a low rate is followed by a slow climb: docs/baselines.md.)
     for loss in [0.01, 0.02] {
-        let u = |kind| utilization(kind, link(500.0, 0.025, 50.0, loss), 10.0, 40.0);
-        let (allegro, cubic) = (u(ClassicKind::Allegro), u(ClassicKind::Cubic));
-        assert!(allegro > 0.9, "{loss}: Allegro {allegro}");
-        assert!(
-            cubic < 0.6,
-            "{loss}: Cubic {cubic} (the loss-based contrast)"
-        );
+        for seed in 0..6 {
+            let u =
+                |kind| utilization_seeded(kind, link(500.0, 0.025, 50.0, loss), 30.0, 60.0, seed);
+            let allegro = u(ClassicKind::Allegro);
+            assert!(allegro > 0.9, "{loss}, seed {seed}: Allegro {allegro}");
+            if seed == 0 {
+                let cubic = u(ClassicKind::Cubic);
+                assert!(
+                    cubic < 0.6,
+                    "{loss}: Cubic {cubic} (the loss-based contrast)"
+                );
+            }
+        }
     }
 }
 
