@@ -233,12 +233,9 @@ impl Bbr {
     }
 
     fn update_btl_bw(&mut self, ack: &Ack) {
-        let interval = ack.now_s - ack.delivered_time_at_send_s;
-        let delivered = ack.delivered.saturating_sub(ack.delivered_at_send);
-        if interval <= 0.0 || delivered == 0 {
+        let Some(mut rate) = ack.delivery_rate_pps() else {
             return;
-        }
-        let mut rate = delivered as f64 / interval;
+        };
         if self.median_of > 1 {
             rate = median_filtered(&mut self.recent_rates, self.median_of, rate);
         }

@@ -326,15 +326,12 @@ impl Bbr3 {
     }
 
     fn update_model(&mut self, ack: &Ack) {
-        let interval = ack.now_s - ack.delivered_time_at_send_s;
-        let delivered = ack.delivered.saturating_sub(ack.delivered_at_send);
-        if interval > 0.0 && delivered > 0 {
-            let rate = delivered as f64 / interval;
+        if let Some(rate) = ack.delivery_rate_pps() {
             self.bw_latest = self.bw_latest.max(rate);
             let slot = &mut self.max_bw_slots[(self.cycle_count % 2) as usize];
             *slot = slot.max(rate);
         }
-        self.inflight_latest = self.inflight_latest.max(delivered as f64);
+        self.inflight_latest = self.inflight_latest.max(ack.delivered_since_send() as f64);
         let now = ack.now_s;
         self.probe_rtt_expired = now > self.probe_rtt_min_stamp_s + PROBE_RTT_INTERVAL_S;
         if ack.rtt_s <= self.probe_rtt_min_s || self.probe_rtt_expired {

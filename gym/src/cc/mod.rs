@@ -59,6 +59,21 @@ pub struct Ack {
     pub inflight: usize,
 }
 
+impl Ack {
+    /// Packets delivered between this packet's send and its ack.
+    pub fn delivered_since_send(&self) -> u64 {
+        self.delivered.saturating_sub(self.delivered_at_send)
+    }
+
+    /// The delivery-rate sample of this ack (packets/s): packets delivered since the packet
+    /// was sent over the time since the delivery before it; `None` without either.
+    pub fn delivery_rate_pps(&self) -> Option<f64> {
+        let interval = self.now_s - self.delivered_time_at_send_s;
+        let delivered = self.delivered_since_send();
+        (interval > 0.0 && delivered > 0).then(|| delivered as f64 / interval)
+    }
+}
+
 /// What a controller learns from one lost packet.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Loss {
