@@ -478,11 +478,11 @@ fn a_killed_run_leaves_a_loadable_checkpoint_and_resumes() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("mocc starts");
-    // Wait until a few checkpoints exist, then SIGKILL mid-run (likely mid-save).
+    // Wait until a few checkpoints are complete, then SIGKILL mid-run (likely mid-save).
     let ckpts = out_dir.join("checkpoints");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let n = std::fs::read_dir(&ckpts).map(|d| d.count()).unwrap_or(0);
+        let n = common::complete_checkpoints(&ckpts);
         if n >= 2 || std::time::Instant::now() > deadline {
             break;
         }

@@ -205,9 +205,7 @@ fn a_stage_stopped_by_sigterm_continues_where_it_stopped() {
     // Stop it once the first stage has a checkpoint.
     let ckpts = stopped.join("coop/checkpoints");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::fs::read_dir(&ckpts).map(|d| d.count()).unwrap_or(0) < 2
-        && std::time::Instant::now() < deadline
-    {
+    while common::complete_checkpoints(&ckpts) < 1 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     // SAFETY: kill(2) on our own child's pid.

@@ -38,3 +38,15 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Complete checkpoints in a run's `checkpoints/` folder (folders holding their `state.json`;
+/// the folder's output mark and a checkpoint still being written do not count).
+pub fn complete_checkpoints(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.path().join("state.json").is_file())
+                .count()
+        })
+        .unwrap_or(0)
+}
