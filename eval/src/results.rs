@@ -241,6 +241,7 @@ impl RunSums {
             loss: i.loss,
             capacity_pps: i.capacity_pps,
             base_rtt_s: i.base_rtt_s,
+            ..MiOutcome::default()
         };
         self.net.add(i);
         self.aurora += aurora_reward(&o);

@@ -14,6 +14,9 @@ pub struct MiOutcome {
     pub mean_rtt_s: f64,
     /// Loss ratio of the MI.
     pub loss: f64,
+    /// Packets lost per second of sending: the loss ratio times the sending rate (Orca's
+    /// `loss_rate`).
+    pub lost_pps: f64,
     /// Bottleneck capacity during the MI (packets/s).
     pub capacity_pps: f64,
     /// Propagation RTT of the path (s).
@@ -35,6 +38,7 @@ impl MiOutcome {
             delivered_pps: mi.throughput_pps(),
             mean_rtt_s: mi.avg_latency_s(),
             loss: mi.loss_ratio(),
+            lost_pps: mi.loss_ratio() * mi.send_rate_pps(),
             capacity_pps,
             base_rtt_s,
         }
@@ -55,6 +59,10 @@ pub enum RewardKind {
     /// `-0.02 m1 + 0.1 m2 + 0.01 m4 - m5 - 0.001 trigger`, floored at -0.5 ([`astraea_reward`]).
     /// The objective is not an input.
     Astraea,
+    /// Orca's reward (Abbasloo et al., SIGCOMM 2020, as its released agent computes it):
+    /// `(delivered - 5 lost) / capacity * min(1, 1.25 base_rtt / mean_rtt)` ([`orca_reward`]).
+    /// The objective is not an input.
+    Orca,
 }
 
 impl RewardKind {
@@ -65,6 +73,7 @@ impl RewardKind {
             RewardKind::Aurora => aurora_reward(o),
             RewardKind::Mocc => mocc_reward(o, w),
             RewardKind::Astraea => team.map_or(0.0, astraea_reward),
+            RewardKind::Orca => orca_reward(o),
         }
     }
 
@@ -109,6 +118,27 @@ impl RewardCapacity {
 /// Aurora's reward.
 pub fn aurora_reward(o: &MiOutcome) -> f64 {
     0.001 * (10.0 * o.throughput_pps - 1000.0 * o.mean_rtt_s - 2000.0 * o.loss)
+}
+
+/// Orca's weight of lost packets against delivered ones.
+pub const ORCA_LOSS_WEIGHT: f64 = 5.0;
+/// Orca's delay margin: RTTs up to this multiple of the base RTT cost nothing.
+pub const ORCA_DELAY_MARGIN: f64 = 1.25;
+
+/// Orca's reward: `(delivered_pps - 5 lost_pps) / capacity` times the delay factor
+/// `min(1, 1.25 base_rtt / mean_rtt)` (1 without RTT samples). Orca divides by the highest
+/// delivery rate the flow has seen; the simulator knows the capacity, which is that rate for a
+/// flow that ever fills the link, and keeps the scale of every episode the same.
+pub fn orca_reward(o: &MiOutcome) -> f64 {
+    if o.capacity_pps <= 0.0 {
+        return 0.0;
+    }
+    let delay_factor = if o.mean_rtt_s > 0.0 {
+        (ORCA_DELAY_MARGIN * o.base_rtt_s / o.mean_rtt_s).min(1.0)
+    } else {
+        1.0
+    };
+    (o.delivered_pps - ORCA_LOSS_WEIGHT * o.lost_pps) / o.capacity_pps * delay_factor
 }
 
 /// The three normalized terms of the MOCC reward, each in [0, 1]:
@@ -444,12 +474,54 @@ mod tests {
     }
 
     #[test]
+    fn orca_reward_hand_computed() {
+        // Within the delay margin: (80 - 5 * 2) / 100 = 0.7.
+        let o = MiOutcome {
+            delivered_pps: 80.0,
+            lost_pps: 2.0,
+            capacity_pps: 100.0,
+            base_rtt_s: 0.1,
+            mean_rtt_s: 0.12,
+            ..Default::default()
+        };
+        assert!((orca_reward(&o) - 0.7).abs() < 1e-12);
+        assert_eq!(
+            RewardKind::Orca.reward(&o, &[1.0, 0.0, 0.0], None),
+            orca_reward(&o)
+        );
+        // Twice the base RTT: times 1.25 * 0.1 / 0.2 = 0.625.
+        let queued = MiOutcome {
+            mean_rtt_s: 0.2,
+            ..o
+        };
+        assert!((orca_reward(&queued) - 0.7 * 0.625).abs() < 1e-12);
+        // Losses weigh five times a delivery: the reward turns negative.
+        let lossy = MiOutcome {
+            lost_pps: 20.0,
+            ..o
+        };
+        assert!((orca_reward(&lossy) - (-0.2)).abs() < 1e-12);
+        // Without RTT samples the delay factor is 1; without capacity the reward is 0.
+        let silent = MiOutcome {
+            mean_rtt_s: 0.0,
+            ..o
+        };
+        assert!((orca_reward(&silent) - 0.7).abs() < 1e-12);
+        let none = MiOutcome {
+            capacity_pps: 0.0,
+            ..o
+        };
+        assert_eq!(orca_reward(&none), 0.0);
+    }
+
+    #[test]
     fn mocc_reward_hand_computed_and_bounded() {
         let o = MiOutcome {
             throughput_pps: 49.0,
             delivered_pps: 50.0,
             mean_rtt_s: 0.4,
             loss: 0.1,
+            lost_pps: 5.0,
             capacity_pps: 100.0,
             base_rtt_s: 0.2,
         };

@@ -9,7 +9,23 @@ use crate::mi::MonitorInterval;
 use crate::mode_switch::Mode;
 use crate::objective::{self, ObjectiveError};
 use crate::sender_loop::SenderLoop;
+use std::path::PathBuf;
 use std::sync::Arc;
+
+/// Why a [`Controller`] could not be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ControllerError {
+    /// The objective is not three positive weights summing to 1.
+    #[error(transparent)]
+    Objective(#[from] ObjectiveError),
+    /// The export's actions scale an underlying Cubic's window (Orca's
+    /// [`crate::ActionRule::window_scale`]), which a rate controller has no window to apply to.
+    #[error(
+        "{0}: action.window_scale: the export scales Cubic's window (Orca), and a rate \
+         controller has no window to scale; run it in the simulator (mocc eval --policy EXPORT)"
+    )]
+    ScalesWindow(PathBuf),
+}
 
 /// One connection's controller. Cheap to create; many controllers can share one [`Policy`].
 ///
@@ -37,13 +53,17 @@ pub struct Controller {
 impl Controller {
     /// A controller for one connection, pacing at the policy's minimum rate until
     /// [`Controller::reset`] sets a start rate. `objective` holds the weights of throughput,
-    /// latency and loss (positive, summing to 1); single-objective policies ignore it.
+    /// latency and loss (positive, summing to 1); single-objective policies ignore it. An
+    /// export whose actions scale Cubic's window (Orca) is refused: it needs a window.
     pub fn new(
         policy: impl Into<Arc<Policy>>,
         objective: [f64; OBJECTIVE_DIM],
-    ) -> Result<Self, ObjectiveError> {
+    ) -> Result<Self, ControllerError> {
         objective::validate(&objective).map_err(ObjectiveError)?;
         let policy = policy.into();
+        if policy.action_rule().scales_window() {
+            return Err(ControllerError::ScalesWindow(policy.source().to_path_buf()));
+        }
         let start = policy.action_rule().min_rate_pps;
         let mut c = Self {
             sender: SenderLoop::new(&policy.loop_spec(), start),

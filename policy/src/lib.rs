@@ -9,7 +9,8 @@
 //! agent's MI clock ([`MiClock`]: warm-up, history, next MI length, when to decide), the
 //! rate-update rule ([`ActionRule`]), the one decision loop every learned sender runs
 //! ([`SenderLoop`]: clock, rule, the agent's rate, probes' pacing, the mode), base-RTT probes between decisions ([`ProbeRtt`]), a startup that doubles the rate every round trip before the first decision ([`Startup`]), Copa's
-//! switch between a cooperative and a competitive policy ([`ModeSwitch`]) and the
+//! switch between a cooperative and a competitive policy ([`ModeSwitch`]), Orca's action that
+//! scales an underlying Cubic's window instead of a rate ([`WindowScale`]) and the
 //! [`Objective`] type.
 //!
 //! It also runs trained policies without libtorch: [`Policy::load`] reads and validates an
@@ -47,13 +48,14 @@ pub mod sender_loop;
 pub mod serde_float;
 pub mod spec;
 pub mod startup;
+pub mod window_scale;
 
 pub use ack_span::{AckSpan, AckTimes};
 pub use actor::{Activation, OBJECTIVE_DIM};
 pub use app_limited::{app_limited_rate, AppLimit, APP_LIMITED_HEADROOM};
 pub use baseline::{BaselineKind, CapacityTrains, LatencyBaseline, PathEstimate};
 pub use clock::MiClock;
-pub use controller::Controller;
+pub use controller::{Controller, ControllerError};
 pub use error::{FileError, PolicyError, RateError};
 pub use export::{
     NamedTensors, Policy, PolicyWorkspace, COMPETITIVE_DIR, SPEC_FILE, TORCHSCRIPT_FILE,
@@ -81,3 +83,4 @@ pub use spec::{
     WeightsSpec, POLICY_FORMAT_VERSION,
 };
 pub use startup::{Startup, StartupExit, StartupState, StartupStep};
+pub use window_scale::WindowScale;

@@ -70,7 +70,7 @@ impl RuleObservation {
 }
 
 /// The parts of a [`SenderRule`], each named by the `policy.json` field that holds it.
-pub const RULE_PARTS: [&str; 8] = [
+pub const RULE_PARTS: [&str; 9] = [
     "action.delta_scale",
     "action.min_rate_pps",
     "action.max_rate_pps",
@@ -78,6 +78,7 @@ pub const RULE_PARTS: [&str; 8] = [
     "action.probe_rtt",
     "action.mode_switch",
     "action.startup",
+    "action.window_scale",
     "observation.capacity_trains",
 ];
 
@@ -106,6 +107,7 @@ impl SenderRule {
             a.probe_rtt != b.probe_rtt,
             a.mode_switch != b.mode_switch,
             a.startup != b.startup,
+            a.window_scale != b.window_scale,
             self.capacity_trains() != other.capacity_trains(),
         ];
         RULE_PARTS

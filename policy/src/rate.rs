@@ -6,6 +6,7 @@ use crate::error::{invalid, RateError};
 use crate::mode_switch::ModeSwitch;
 use crate::probe::ProbeRtt;
 use crate::startup::Startup;
+use crate::window_scale::WindowScale;
 use serde::{Deserialize, Serialize};
 
 /// The highest rate any rule may be configured to reach (packets/s): 12 Gbit/s of 1500-byte
@@ -42,6 +43,13 @@ pub struct ActionRule {
     /// until the path is full (absent: the agent starts at the start rate, Aurora's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup: Option<Startup>,
+    /// Orca's action: the sender runs Cubic and each action scales Cubic's window instead of
+    /// stepping a rate (absent: the action steps the rate, Aurora's). An action grows the
+    /// window to no more than `max_rate_pps` over the smoothed RTT (Cubic's own growth is not
+    /// bounded); it takes none of the rate rule's parts (binomial increases, probes, the mode
+    /// switch, startup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_scale: Option<WindowScale>,
 }
 
 /// The increase of a binomial rule (Bansal and Balakrishnan, "Binomial congestion control
@@ -141,6 +149,7 @@ impl Default for ActionRule {
             probe_rtt: None,
             mode_switch: None,
             startup: None,
+            window_scale: None,
         }
     }
 }
@@ -181,6 +190,10 @@ impl ActionRule {
         if let Some(s) = &self.startup {
             s.validate()?;
         }
+        if let Some(w) = &self.window_scale {
+            w.validate()?;
+            self.check_window_scale_alone()?;
+        }
         match (&self.mode_switch, &self.probe_rtt) {
             (Some(_), None) => invalid(
                 "mode_switch",
@@ -191,6 +204,29 @@ impl ActionRule {
             (Some(m), Some(_)) => m.validate(),
             (None, _) => Ok(()),
         }
+    }
+
+    /// A window-scaling rule has no rate rule to extend: each rate part beside it is named.
+    fn check_window_scale_alone(&self) -> Result<(), RateError> {
+        let parts = [
+            ("binomial_increase", self.binomial_increase.is_some()),
+            ("probe_rtt", self.probe_rtt.is_some()),
+            ("mode_switch", self.mode_switch.is_some()),
+            ("startup", self.startup.is_some()),
+        ];
+        match parts.iter().find(|(_, set)| *set) {
+            Some((field, _)) => invalid(
+                field,
+                "is a part of the rate rule; window_scale (Orca: Cubic underneath) takes none"
+                    .to_string(),
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether an action scales Cubic's window ([`WindowScale`]) rather than the rate.
+    pub fn scales_window(&self) -> bool {
+        self.window_scale.is_some()
     }
 
     /// The rate a learned sender paces its next MI at when the agent's rate is

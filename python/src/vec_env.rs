@@ -123,13 +123,14 @@ impl VecEnv {
         self.with_objective
     }
 
-    /// The scenario's reward: `"aurora"`, `"mocc"` or `"astraea"`.
+    /// The scenario's reward: `"aurora"`, `"mocc"`, `"astraea"` or `"orca"`.
     #[getter]
     fn reward(&self) -> &'static str {
         match self.scenario.config().reward {
             RewardKind::Aurora => "aurora",
             RewardKind::Mocc => "mocc",
             RewardKind::Astraea => "astraea",
+            RewardKind::Orca => "orca",
         }
     }
 

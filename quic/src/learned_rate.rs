@@ -16,8 +16,8 @@
 //! packets, if more), and no more credit builds up while the application is idle.
 
 use mocc_policy::{
-    ClosedMi, Controller, MiLedger, ObjectiveError, Policy, PolicyDriver, BYTES_PER_PACKET,
-    OBJECTIVE_DIM,
+    ClosedMi, Controller, ControllerError, MiLedger, ObjectiveError, Policy, PolicyDriver,
+    BYTES_PER_PACKET, OBJECTIVE_DIM,
 };
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -131,7 +131,7 @@ impl LearnedRate {
         start_rate_pps: f64,
         objective_changes: ObjectiveHandle,
         log: Option<MiLog>,
-    ) -> Result<Self, ObjectiveError> {
+    ) -> Result<Self, ControllerError> {
         let controller = Controller::new(policy, objective)?;
         Ok(Self {
             ledger: MiLedger::new(PolicyDriver::new(controller, start_rate_pps)),

@@ -45,6 +45,9 @@ pub enum EndpointError {
     /// The objective.
     #[error("objective: {0}")]
     Objective(#[from] mocc_policy::ObjectiveError),
+    /// An export a rate controller cannot run (Orca's window scaling).
+    #[error(transparent)]
+    Controller(#[from] mocc_policy::ControllerError),
 }
 
 impl LearnedEndpoint {
@@ -65,6 +68,10 @@ impl LearnedEndpoint {
         start_rate_pps: f64,
     ) -> Result<Self, EndpointError> {
         mocc_policy::objective::validate(&objective).map_err(mocc_policy::ObjectiveError)?;
+        if policy.action_rule().scales_window() {
+            let dir = policy.source().to_path_buf();
+            return Err(mocc_policy::ControllerError::ScalesWindow(dir).into());
+        }
         Ok(Self {
             policy,
             objective,
@@ -100,7 +107,7 @@ impl congestion_controller::Endpoint for LearnedEndpoint {
             self.changes.clone(),
             self.log.clone(),
         )
-        .expect("the endpoint checked the objective")
+        .expect("the endpoint checked the objective and the export's rule")
         .with_datagram_overhead(udp_overhead_bytes(is_ipv6(&path.remote_address)));
         LearnedController {
             rate,

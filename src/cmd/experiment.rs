@@ -47,7 +47,7 @@ const EVERY_CLASSIC_SCHEME: &str =
 #[derive(Debug, Args)]
 struct Fig5Args {
     /// A learned policy: an export, a checkpoint or a run folder. Repeat to compare (default:
-    /// the shipped checkpoints/mocc-omega36 and checkpoints/aurora).
+    /// the shipped checkpoints/mocc-omega36, checkpoints/aurora and checkpoints/orca).
     #[arg(long)]
     policy: Vec<PathBuf>,
     /// The classic schemes beside them (comma-separated baseline names).
@@ -193,6 +193,7 @@ fn fig5(a: Fig5Args) -> anyhow::Result<()> {
         vec![
             super::shipped("checkpoints/mocc-omega36"),
             super::shipped("checkpoints/aurora"),
+            super::shipped("checkpoints/orca"),
         ]
     } else {
         a.policy

@@ -4,6 +4,7 @@
 //! fairness and friendliness experiments.
 
 use crate::actor::LoadedPolicy;
+use mocc_gym::cc::Cubic;
 use mocc_gym::config::LinkConfig;
 use mocc_gym::sim::SenderTotals;
 use mocc_gym::{
@@ -229,11 +230,32 @@ impl LearnedFlow {
         net: &mut Network,
         i: usize,
     ) -> f64 {
-        let next = self.on_mi(flow, mi);
-        net.senders_mut()[i].set_rate_pps(next);
+        let now = net.now_s();
+        let next = if self.clock.rule().scales_window() {
+            if self.clock.on_mi(mi) {
+                self.scale_window(flow, &mut net.senders_mut()[i], now);
+            }
+            net.senders()[i].rate_pps()
+        } else {
+            let next = self.on_mi(flow, mi);
+            net.senders_mut()[i].set_rate_pps(next);
+            next
+        };
         let end = net.now_s() + self.clock.next_duration_s(next);
         net.set_mi_end(i, end);
         next
+    }
+
+    /// Orca's decision: the policy's action scales the window of the Cubic under `sender`
+    /// at `now`; the loop's rate is the one Cubic then paces at.
+    fn scale_window(&mut self, flow: &Flow<'_>, sender: &mut Sender, now: f64) {
+        let rule = *self.clock.rule();
+        let action = act(flow, self.clock.mode(), self.clock.observation());
+        let factor = rule
+            .window_scale
+            .map_or(1.0, |w| w.factor(rule.delta_scale, action));
+        sender.scale_cubic_window(factor, rule.max_rate_pps, now);
+        self.clock.set_rate(sender.rate_pps());
     }
 
     /// The record of `mi`, closed at `closed_s` and folded in, after which the loop paces at
@@ -272,6 +294,9 @@ fn start_flow(f: &Flow<'_>, bw_pps: f64, delay_s: f64) -> (Sender, Option<Learne
     }
     let start = 0.5 * bw_pps;
     let mut clock = SenderLoop::new(&f.driver.scenario().loop_spec(), start);
+    if clock.rule().scales_window() {
+        return start_window_scaled_flow(f, clock, start, delay_s);
+    }
     // As in the gym: the first decision, on the empty history, precedes MI 1.
     let rate = clock.start_with(start, delay_s + 0.5 * f.extra_rtt_s, |mode, obs| {
         act(f, mode, obs)
@@ -283,6 +308,29 @@ fn start_flow(f: &Flow<'_>, bw_pps: f64, delay_s: f64) -> (Sender, Option<Learne
         sender.set_stop(stop);
     }
     (sender, Some(LearnedFlow { clock }))
+}
+
+/// [`start_flow`] for a policy whose actions scale Cubic's window (Orca): its sender runs
+/// Cubic from Cubic's initial window, and a first decision without warm-up scales it.
+fn start_window_scaled_flow(
+    f: &Flow<'_>,
+    mut clock: SenderLoop,
+    start_pps: f64,
+    delay_s: f64,
+) -> (Sender, Option<LearnedFlow>) {
+    let mut sender = Sender::new(start_pps, mocc_gym::Pacing::Continuous, f.start_s);
+    sender.set_extra_rtt(f.extra_rtt_s);
+    if let Some(stop) = f.stop_s {
+        sender.set_stop(stop);
+    }
+    sender.set_classic(ClassicCc::Cubic(Cubic::default()));
+    let decides = clock.start(sender.rate_pps(), delay_s + 0.5 * f.extra_rtt_s);
+    let mut learned = LearnedFlow { clock };
+    if decides {
+        learned.scale_window(f, &mut sender, f.start_s);
+    }
+    learned.clock.set_rate(sender.rate_pps());
+    (sender, Some(learned))
 }
 
 /// Closes the MIs of the flows that no policy reads (classic and constant-rate senders have no

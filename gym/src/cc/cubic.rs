@@ -119,6 +119,29 @@ impl Cubic {
         }
     }
 
+    /// Multiplies the window by `factor` (Orca's agent, [`mocc_policy::WindowScale`]), to no
+    /// less than [`MIN_CWND`] and, when it grows, no more than `max_rate_pps` of packets over
+    /// a smoothed RTT (the window that paces at that rate; [`INITIAL_CWND`] before the first
+    /// sample); Cubic goes on from the new window. The Reno-friendly estimate scales with it,
+    /// or the next ack would snap a reduced window back to the estimate (Linux approaches the
+    /// estimate over a round trip; this model jumps).
+    pub fn scale_window(&mut self, factor: f64, max_rate_pps: f64) {
+        let before = self.cwnd;
+        let ceiling = self
+            .srtt
+            .get()
+            .map_or(INITIAL_CWND, |rtt| max_rate_pps * rtt)
+            .max(MIN_CWND);
+        let scaled = self.cwnd * factor;
+        self.cwnd = if factor > 1.0 {
+            scaled.min(ceiling.max(before))
+        } else {
+            scaled
+        }
+        .max(MIN_CWND);
+        self.w_est *= self.cwnd / before;
+    }
+
     /// One lost packet: at most one reduction per window of data.
     pub fn on_loss(&mut self, loss: &Loss) {
         if loss.sent_s <= self.recovery_start_s {
@@ -194,6 +217,45 @@ mod tests {
             t += 0.002;
         }
         assert!(c.cwnd() > c.w_max, "{} vs {}", c.cwnd(), c.w_max);
+    }
+
+    #[test]
+    fn a_scaled_window_is_where_cubic_goes_on_from() {
+        let mut c = Cubic::default();
+        for i in 0..90 {
+            c.on_ack(&ack(0.1 + i as f64 * 0.001));
+        }
+        c.on_loss(&Loss {
+            now_s: 1.0,
+            sent_s: 0.9,
+            inflight: 90,
+        });
+        c.on_ack(&ack(1.1));
+        let (w, est) = (c.cwnd(), c.w_est);
+        c.scale_window(0.25, 1e4);
+        assert!((c.cwnd() - w / 4.0).abs() < 1e-12);
+        assert!((c.w_est - est / 4.0).abs() < 1e-12);
+        // The next ack grows from the quarter window by less than one packet, not back to W_est.
+        c.on_ack(&ack(1.101));
+        assert!(
+            c.cwnd() > w / 4.0 && c.cwnd() < w / 4.0 + 1.0,
+            "{}",
+            c.cwnd()
+        );
+        c.scale_window(1e-9, 1e4);
+        assert_eq!(c.cwnd(), MIN_CWND);
+        // Growth stops at the window that paces at the highest rate: 1000 packets/s x 0.1 s.
+        c.scale_window(4.0, 1000.0);
+        assert_eq!(c.cwnd(), 8.0);
+        c.scale_window(1e12, 1000.0);
+        assert!((c.cwnd() - 100.0).abs() < 1e-9, "{}", c.cwnd());
+        // A window already above the ceiling is not cut by a growing factor.
+        c.scale_window(2.0, 500.0);
+        assert!((c.cwnd() - 100.0).abs() < 1e-9, "{}", c.cwnd());
+        // Before an RTT sample a window grows no further than the initial one.
+        let mut fresh = Cubic::default();
+        fresh.scale_window(4.0, 1e6);
+        assert_eq!(fresh.cwnd(), INITIAL_CWND);
     }
 
     #[test]

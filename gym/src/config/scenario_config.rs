@@ -242,6 +242,12 @@ impl ScenarioConfig {
         self.action
             .validate()
             .map_err(|e| ScenarioError::invalid("action", e.to_string()))?;
+        if self.action.scales_window() && self.observation.train_packets() > 1 {
+            return Err(ScenarioError::invalid(
+                "observation.capacity_trains",
+                "action.window_scale (Orca) sends as its Cubic does: no capacity trains",
+            ));
+        }
         validate_objective("objective", &self.objective)
     }
 

@@ -259,8 +259,9 @@ impl Env {
     }
 
     /// Applies slot `k`'s action and starts its MI. The rule steps the rate the sender paces
-    /// at; a rate action sets it (within the simulator's limits); a sender that sets its own
-    /// rate ignores actions.
+    /// at; a rate action sets it (within the simulator's limits); with Orca's window scaling
+    /// the action scales the window of the Cubic underneath; a sender that sets its own rate
+    /// ignores actions.
     pub(super) fn begin_mi(&mut self, k: usize, action: Action) {
         let sender_index = self.slots[k].sender;
         let acts =
@@ -269,16 +270,29 @@ impl Env {
         let previous = sender.rate_pps();
         let slot = &mut self.slots[k];
         slot.previous_rate_pps = slot.sender_loop.agent_rate_pps();
+        let window = self.scenario.config().action.window_scale;
         match action {
             // Without an agent the observed sender sets its own rate; actions are ignored.
             _ if !acts => slot.sender_loop.set_rate(previous),
+            // Orca: the action scales Cubic's window (a rate action keeps it); the loop's rate
+            // is the one Cubic then paces at.
+            Action::Delta(a) if window.is_some() => {
+                let rule = self.scenario.config().action;
+                let factor = window.map_or(1.0, |w| w.factor(rule.delta_scale, a));
+                let now = self.net.now_s();
+                let sender = &mut self.net.senders_mut()[sender_index];
+                sender.scale_cubic_window(factor, rule.max_rate_pps, now);
+                slot.sender_loop.set_rate(sender.rate_pps());
+            }
+            Action::Rate(_) if window.is_some() => slot.sender_loop.set_rate(previous),
             Action::Delta(a) => slot.sender_loop.apply_from(previous, a),
             Action::Rate(r) if r.is_nan() => slot.sender_loop.set_rate(previous),
             Action::Rate(r) => slot
                 .sender_loop
                 .set_rate(r.clamp(MIN_SIM_RATE_PPS, MAX_SIM_RATE_PPS)),
         }
-        if acts {
+        let sender = &mut self.net.senders_mut()[sender_index];
+        if acts && window.is_none() {
             sender.set_rate_pps(slot.sender_loop.agent_rate_pps());
         }
         let mi_rate = sender.rate_pps();

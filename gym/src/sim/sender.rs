@@ -315,6 +315,27 @@ impl Sender {
                 inflight,
             });
         }
+        self.follow_classic(now);
+    }
+
+    /// Multiplies the classic controller's window by `factor` at `now` when it is Cubic
+    /// (Orca's agent; a growing window stops at the one that paces at `max_rate_pps`); returns
+    /// whether it was.
+    pub fn scale_cubic_window(&mut self, factor: f64, max_rate_pps: f64, now: f64) -> bool {
+        let Some(ClassicCc::Cubic(cubic)) = self.cc.as_deref_mut() else {
+            return false;
+        };
+        cubic.scale_window(factor, max_rate_pps);
+        self.follow_classic(now);
+        true
+    }
+
+    /// Paces at the classic controller's rate from `now` and reopens a window it widened.
+    fn follow_classic(&mut self, now: f64) {
+        let inflight = self.inflight.len();
+        let Some(cc) = self.cc.as_deref() else {
+            return;
+        };
         self.rate_pps = cc.pacing_pps();
         if self.window_blocked && (inflight as f64) < cc.cwnd() {
             self.window_blocked = false;
