@@ -61,9 +61,7 @@ impl Controller {
     ) -> Result<Self, ControllerError> {
         objective::validate(&objective).map_err(ObjectiveError)?;
         let policy = policy.into();
-        if policy.action_rule().scales_window() {
-            return Err(ControllerError::ScalesWindow(policy.source().to_path_buf()));
-        }
+        Self::check_runs(&policy)?;
         let start = policy.action_rule().min_rate_pps;
         let mut c = Self {
             sender: SenderLoop::new(&policy.loop_spec(), start),
@@ -76,6 +74,15 @@ impl Controller {
         };
         c.reset(start);
         Ok(c)
+    }
+
+    /// Whether a controller can run `policy`: not an export whose actions scale Cubic's window
+    /// (Orca), which needs a window to scale ([`ControllerError::ScalesWindow`]).
+    pub fn check_runs(policy: &Policy) -> Result<(), ControllerError> {
+        if policy.action_rule().scales_window() {
+            return Err(ControllerError::ScalesWindow(policy.source().to_path_buf()));
+        }
+        Ok(())
     }
 
     /// Starts a new connection at `start_rate_pps` and returns the rate for its first MI (the

@@ -229,6 +229,13 @@ impl ActionRule {
         self.window_scale.is_some()
     }
 
+    /// The factor `action` multiplies Cubic's window by ([`WindowScale::factor`] with this
+    /// rule's `delta_scale`); `None` for a rule that steps the rate.
+    pub fn window_factor(&self, action: f64) -> Option<f64> {
+        self.window_scale
+            .map(|w| w.factor(self.delta_scale, action))
+    }
+
     /// The rate a learned sender paces its next MI at when the agent's rate is
     /// `agent_rate_pps`: that rate, or in a base-RTT probe MI (`probing`) `probe_rtt.rate_fraction`
     /// of it, within the limits and never above the agent's rate.
@@ -288,6 +295,18 @@ mod tests {
         assert_eq!(r.clamp(f64::NAN), 40.0);
         assert_eq!(r.apply(100.0, f64::INFINITY), 1000.0);
         assert_eq!(r.apply(100.0, f64::NEG_INFINITY), 40.0);
+    }
+
+    #[test]
+    fn only_a_window_scaling_rule_gives_a_window_factor() {
+        assert_eq!(ActionRule::default().window_factor(1.0), None);
+        let orca = ActionRule {
+            delta_scale: 2.0,
+            window_scale: Some(WindowScale::default()),
+            ..ActionRule::default()
+        };
+        assert_eq!(orca.window_factor(1.0), Some(4.0));
+        assert_eq!(orca.window_factor(-0.5), Some(0.5));
     }
 
     fn binomial(k: f64, reference_pps: f64) -> ActionRule {

@@ -68,10 +68,7 @@ impl LearnedEndpoint {
         start_rate_pps: f64,
     ) -> Result<Self, EndpointError> {
         mocc_policy::objective::validate(&objective).map_err(mocc_policy::ObjectiveError)?;
-        if policy.action_rule().scales_window() {
-            let dir = policy.source().to_path_buf();
-            return Err(mocc_policy::ControllerError::ScalesWindow(dir).into());
-        }
+        mocc_policy::Controller::check_runs(&policy)?;
         Ok(Self {
             policy,
             objective,

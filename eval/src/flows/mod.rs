@@ -4,7 +4,6 @@
 //! fairness and friendliness experiments.
 
 use crate::actor::LoadedPolicy;
-use mocc_gym::cc::Cubic;
 use mocc_gym::config::LinkConfig;
 use mocc_gym::sim::SenderTotals;
 use mocc_gym::{
@@ -249,12 +248,8 @@ impl LearnedFlow {
     /// Orca's decision: the policy's action scales the window of the Cubic under `sender`
     /// at `now`; the loop's rate is the one Cubic then paces at.
     fn scale_window(&mut self, flow: &Flow<'_>, sender: &mut Sender, now: f64) {
-        let rule = *self.clock.rule();
         let action = act(flow, self.clock.mode(), self.clock.observation());
-        let factor = rule
-            .window_scale
-            .map_or(1.0, |w| w.factor(rule.delta_scale, action));
-        sender.scale_cubic_window(factor, rule.max_rate_pps, now);
+        sender.scale_window(self.clock.rule(), action, now);
         self.clock.set_rate(sender.rate_pps());
     }
 
@@ -282,11 +277,7 @@ fn start_flow(f: &Flow<'_>, bw_pps: f64, delay_s: f64) -> (Sender, Option<Learne
             StartRate::Pps(Range::Fixed(r)) => r,
             _ => 0.5 * bw_pps,
         };
-        let mut s = Sender::new(rate, Scenario::pacing(b), f.start_s);
-        s.set_extra_rtt(f.extra_rtt_s);
-        if let Some(stop) = f.stop_s {
-            s.set_stop(stop);
-        }
+        let mut s = flow_sender(f, rate, Scenario::pacing(b));
         if let Some(kind) = b.controller.classic() {
             s.set_classic(ClassicCc::new(kind));
         }
@@ -301,13 +292,20 @@ fn start_flow(f: &Flow<'_>, bw_pps: f64, delay_s: f64) -> (Sender, Option<Learne
     let rate = clock.start_with(start, delay_s + 0.5 * f.extra_rtt_s, |mode, obs| {
         act(f, mode, obs)
     });
-    let mut sender = Sender::new(rate, mocc_gym::Pacing::Continuous, f.start_s);
-    sender.set_extra_rtt(f.extra_rtt_s);
+    let mut sender = flow_sender(f, rate, mocc_gym::Pacing::Continuous);
     sender.set_capacity_train(clock.train_packets());
-    if let Some(stop) = f.stop_s {
-        sender.set_stop(stop);
-    }
     (sender, Some(LearnedFlow { clock }))
+}
+
+/// Flow `f`'s sender, starting at `rate_pps` with `pacing`, its access path's RTT and its stop
+/// time set.
+fn flow_sender(f: &Flow<'_>, rate_pps: f64, pacing: mocc_gym::Pacing) -> Sender {
+    let mut s = Sender::new(rate_pps, pacing, f.start_s);
+    s.set_extra_rtt(f.extra_rtt_s);
+    if let Some(stop) = f.stop_s {
+        s.set_stop(stop);
+    }
+    s
 }
 
 /// [`start_flow`] for a policy whose actions scale Cubic's window (Orca): its sender runs
@@ -318,12 +316,8 @@ fn start_window_scaled_flow(
     start_pps: f64,
     delay_s: f64,
 ) -> (Sender, Option<LearnedFlow>) {
-    let mut sender = Sender::new(start_pps, mocc_gym::Pacing::Continuous, f.start_s);
-    sender.set_extra_rtt(f.extra_rtt_s);
-    if let Some(stop) = f.stop_s {
-        sender.set_stop(stop);
-    }
-    sender.set_classic(ClassicCc::Cubic(Cubic::default()));
+    let mut sender = flow_sender(f, start_pps, mocc_gym::Pacing::Continuous);
+    sender.set_window_scaled();
     let decides = clock.start(sender.rate_pps(), delay_s + 0.5 * f.extra_rtt_s);
     let mut learned = LearnedFlow { clock };
     if decides {

@@ -19,6 +19,7 @@
 //! Losses are known one RTT after sending in this simulator (see the module docs of `cc`), as
 //! a sender that infers them from later acknowledgements would.
 
+use super::bbr::MIN_PIPE_CWND;
 use super::{Ack, CcRng, Loss, INITIAL_CWND, INITIAL_PACING_PPS};
 use serde::{Deserialize, Serialize};
 
@@ -50,8 +51,6 @@ pub const PROBE_RTT_DURATION_S: f64 = 0.2;
 pub const PROBE_RTT_INTERVAL_S: f64 = 5.0;
 /// Window of the min_rtt filter (s).
 pub const MIN_RTT_WINDOW_S: f64 = 10.0;
-/// Smallest window (packets).
-pub const MIN_PIPE_CWND: f64 = 4.0;
 /// Pacing below the estimate by this share (keeps the queue drained).
 pub const PACING_MARGIN: f64 = 0.01;
 /// Shortest wall-clock wait between bandwidth probes (s); a random share of a second more.

@@ -7,7 +7,7 @@ mod snapshot;
 mod step;
 
 use crate::agent_slot::{AgentSlot, SlotPhase};
-use crate::cc::{ClassicCc, Cubic};
+use crate::cc::ClassicCc;
 use crate::link::LinkParams;
 use crate::reward::RewardKind;
 use crate::scenario::Scenario;
@@ -237,8 +237,7 @@ impl Env {
                 let seed = self.rng.random::<u64>();
                 sender.set_classic(ClassicCc::seeded(kind, seed));
             } else if cfg.acts(i) && cfg.action.scales_window() {
-                // Orca: Cubic underneath, its window scaled by each action.
-                sender.set_classic(ClassicCc::Cubic(Cubic::default()));
+                sender.set_window_scaled();
             }
             self.background_mi_dur_s[i] = initial_mi;
             if !self.slots.iter().any(|s| s.sender == i) {

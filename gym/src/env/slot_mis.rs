@@ -270,21 +270,20 @@ impl Env {
         let previous = sender.rate_pps();
         let slot = &mut self.slots[k];
         slot.previous_rate_pps = slot.sender_loop.agent_rate_pps();
-        let window = self.scenario.config().action.window_scale;
+        let rule = self.scenario.config().action;
+        let scales_window = rule.scales_window();
         match action {
             // Without an agent the observed sender sets its own rate; actions are ignored.
             _ if !acts => slot.sender_loop.set_rate(previous),
             // Orca: the action scales Cubic's window (a rate action keeps it); the loop's rate
             // is the one Cubic then paces at.
-            Action::Delta(a) if window.is_some() => {
-                let rule = self.scenario.config().action;
-                let factor = window.map_or(1.0, |w| w.factor(rule.delta_scale, a));
+            Action::Delta(a) if scales_window => {
                 let now = self.net.now_s();
                 let sender = &mut self.net.senders_mut()[sender_index];
-                sender.scale_cubic_window(factor, rule.max_rate_pps, now);
+                sender.scale_window(&rule, a, now);
                 slot.sender_loop.set_rate(sender.rate_pps());
             }
-            Action::Rate(_) if window.is_some() => slot.sender_loop.set_rate(previous),
+            Action::Rate(_) if scales_window => slot.sender_loop.set_rate(previous),
             Action::Delta(a) => slot.sender_loop.apply_from(previous, a),
             Action::Rate(r) if r.is_nan() => slot.sender_loop.set_rate(previous),
             Action::Rate(r) => slot
@@ -292,7 +291,7 @@ impl Env {
                 .set_rate(r.clamp(MIN_SIM_RATE_PPS, MAX_SIM_RATE_PPS)),
         }
         let sender = &mut self.net.senders_mut()[sender_index];
-        if acts && window.is_none() {
+        if acts && !scales_window {
             sender.set_rate_pps(slot.sender_loop.agent_rate_pps());
         }
         let mi_rate = sender.rate_pps();

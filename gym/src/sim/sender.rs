@@ -1,13 +1,13 @@
 //! One [`Sender`]: its pacing clock ([`Pacing`]), classic controller, packets in flight and
 //! MI statistics, and what it does at an ack or a loss.
 
-use mocc_policy::{MiCounters, MonitorInterval};
+use mocc_policy::{ActionRule, MiCounters, MonitorInterval};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 use super::event::EventKind;
 use super::in_flight::{insert_at, sorted_position_from_back, InFlight, PacketMeta};
-use crate::cc::{Ack, ClassicCc, Loss, PathHints, HANDOVER_HINT_GUARD_S};
+use crate::cc::{Ack, ClassicCc, Cubic, Loss, PathHints, HANDOVER_HINT_GUARD_S};
 use crate::link::Link;
 
 /// How a sender's rate evolves between MIs (besides the agent's actions).
@@ -318,14 +318,23 @@ impl Sender {
         self.follow_classic(now);
     }
 
-    /// Multiplies the classic controller's window by `factor` at `now` when it is Cubic
-    /// (Orca's agent; a growing window stops at the one that paces at `max_rate_pps`); returns
-    /// whether it was.
-    pub fn scale_cubic_window(&mut self, factor: f64, max_rate_pps: f64, now: f64) -> bool {
+    /// Gives the sender the Cubic a learned sender with Orca's rule
+    /// ([`mocc_policy::WindowScale`]) runs under its decisions (after [`Sender::reset`]).
+    pub fn set_window_scaled(&mut self) {
+        self.set_classic(ClassicCc::Cubic(Cubic::default()));
+    }
+
+    /// Orca's decision at `now`: `rule`'s factor for `action` multiplies the window of the
+    /// sender's Cubic (a growing window stops at the one that paces at `rule.max_rate_pps`).
+    /// Returns whether it did: not for a rule that steps the rate or a sender without Cubic.
+    pub fn scale_window(&mut self, rule: &ActionRule, action: f64, now: f64) -> bool {
+        let Some(factor) = rule.window_factor(action) else {
+            return false;
+        };
         let Some(ClassicCc::Cubic(cubic)) = self.cc.as_deref_mut() else {
             return false;
         };
-        cubic.scale_window(factor, max_rate_pps);
+        cubic.scale_window(factor, rule.max_rate_pps);
         self.follow_classic(now);
         true
     }
